@@ -1,0 +1,31 @@
+"""The TextRL spec: the single source of truth for every algorithm, option, loss type and data format.
+
+Pydantic and the standard library only. Code generation (`python -m textrl.codegen`) renders it into
+typed config classes, TRL builders, CLI flags, docs and the JSON Schema.
+"""
+
+from .algorithms import ALGORITHMS
+from .defaults import DIFFERENT_FROM_TRL
+from .model import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule
+from .removed import REMOVED, RENAMED
+
+BY_NAME: dict[str, Algorithm] = {a.name: a for a in ALGORITHMS} | {x: a for a in ALGORITHMS for x in a.aliases}
+REMOVED_BY_NAME: dict[str, Removed] = {r.name: r for r in REMOVED}
+RENAMED_BY_KEY: dict[str, Renamed] = {r.old: r for r in RENAMED}
+
+
+def algorithms_with_option(name: str) -> tuple[str, ...]:
+    """The algorithms that accept an option, in spec order."""
+    return tuple(a.name for a in ALGORITHMS if name in a.option_names)
+
+
+def all_option_names() -> tuple[str, ...]:
+    """Every option name of any algorithm, each once, in spec order."""
+    return tuple(dict.fromkeys(o.name for a in ALGORITHMS for o in a.options))
+
+
+__all__ = [
+    "ALGORITHMS", "BY_NAME", "DIFFERENT_FROM_TRL", "REMOVED", "REMOVED_BY_NAME", "RENAMED", "RENAMED_BY_KEY",
+    "REQUIRED", "Algorithm", "DataFormat", "Family", "Option", "Paper", "Removed", "Renamed", "Rule",
+    "algorithms_with_option", "all_option_names",
+]  # fmt: skip

@@ -1,0 +1,31 @@
+"""The dataset layouts the algorithm families consume (TRL's standard and conversational formats)."""
+
+from .model import DataFormat
+
+PROMPT_ONLY = DataFormat(
+    name="prompt-only",
+    columns=("prompt",),
+    description="A prompt column: a string, or a list of chat messages (needs a chat template). Other columns "
+    "are passed to reward functions as keyword arguments.",
+    example={"prompt": "Write a haiku about the sea."},
+)
+PAIRWISE = DataFormat(
+    name="preference (paired)",
+    columns=("prompt", "chosen", "rejected"),
+    description="A prompt with a preferred and a dispreferred completion. The prompt may be left implicit: "
+    "chosen and rejected then hold whole conversations sharing a prefix.",
+    example={"prompt": "2 + 2 =", "chosen": " 4", "rejected": " 5"},
+)
+BINARY = DataFormat(
+    name="unpaired preference",
+    columns=("prompt", "completion", "label"),
+    description="A prompt, one completion and a boolean label: true for desirable, false for undesirable.",
+    example={"prompt": "2 + 2 =", "completion": " 4", "label": True},
+)
+REWARD_PAIRS = DataFormat(
+    name="preference (implicit prompt allowed)",
+    columns=("chosen", "rejected"),
+    description="A preferred and a dispreferred text, with an optional prompt column; the model learns to score "
+    "chosen above rejected.",
+    example={"chosen": "The capital of France is Paris.", "rejected": "The capital of France is Rome."},
+)

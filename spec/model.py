@@ -1,0 +1,158 @@
+"""The meta-model of the spec: what an option, a rule, a data format and an algorithm are.
+
+Everything TextRL generates (typed config classes, TRL builders, CLI flags, docs, JSON Schema) is
+rendered from instances of these classes. Pydantic and the standard library only: this module is
+imported on every config validation and must stay light.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
+
+
+class Family(str, enum.Enum):
+    """How an algorithm learns, which decides the trainer class and the data it needs."""
+
+    ONLINE = "online"
+    PAIRWISE = "pairwise preference"
+    BINARY = "binary preference"
+    REWARD_MODEL = "reward model"
+
+
+class Required(enum.Enum):
+    """Marks an option without a default (the user must set it)."""
+
+    REQUIRED = "required"
+
+
+REQUIRED = Required.REQUIRED
+
+
+class Option(_Frozen):
+    """One user-facing option: its type, default, bounds, description and the TRL field it feeds."""
+
+    name: str
+    annotation: Any
+    """A Python type: int, float | None, Literal[...], list[float] | None, or a section model."""
+    default: Any
+    description: str
+    trl_name: str | None
+    """The TRL/transformers config field this option is forwarded to; None for TextRL-only options."""
+    group: str
+    """Heading under which the docs and `--help` list the option."""
+    ge: int | float | None = None
+    gt: int | float | None = None
+    le: int | float | None = None
+    lt: int | float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    trl_convert: str | None = None
+    """Name of a converter in textrl.trl_build applied before the value goes to TRL (e.g. resolving bf16="auto")."""
+    cli: bool = True
+    """Whether `textrl-train` gets a flag for it (sections such as `model:` are YAML-only)."""
+    example: Any = None
+    """A value used in docs and tests where the default is None or REQUIRED."""
+
+    def but(self, **changes: Any) -> Option:
+        """The same option with another default (or bound) for one algorithm; the description stays single."""
+        return self.model_copy(update=changes)
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def bounds(self) -> dict[str, float | int]:
+        names = ("ge", "gt", "le", "lt", "min_length", "max_length")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+
+class Rule(_Frozen):
+    """A cross-field constraint TRL enforces late (inside the loss or trainer) or not at all.
+
+    `check` gets the validated option values and returns None, or a message that names the fields,
+    the values seen, what is allowed and the fix.
+    """
+
+    name: str
+    fields: tuple[str, ...]
+    """The options the rule is about; errors are reported against the first."""
+    description: str
+    check: Callable[[Mapping[str, Any]], str | None]
+
+
+class DataFormat(_Frozen):
+    """The dataset columns an algorithm needs."""
+
+    name: str
+    columns: tuple[str, ...]
+    description: str
+    example: Mapping[str, Any]
+
+
+class Paper(_Frozen):
+    title: str
+    url: str
+
+
+class Algorithm(_Frozen):
+    """One training algorithm and everything TextRL needs to configure, validate and document it."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    title: str
+    summary: str
+    family: Family
+    trl_trainer: str
+    """Dotted import path of the TRL trainer class, e.g. `trl.GRPOTrainer`."""
+    trl_config: str
+    """Dotted import path of the TRL config class, e.g. `trl.GRPOConfig`."""
+    fixed: Mapping[str, Any] = Field(default_factory=dict)
+    """TRL fields this algorithm sets to a fixed value (e.g. `ipo` sets DPO `loss_type=["ipo"]`)."""
+    data_format: DataFormat
+    options: tuple[Option, ...]
+    rules: tuple[Rule, ...] = ()
+    paper: Paper
+    notes: str = ""
+    """How the algorithm is realised in TRL and why, where that is not obvious."""
+
+    def option(self, name: str) -> Option:
+        for opt in self.options:
+            if opt.name == name:
+                return opt
+        raise KeyError(name)
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    @property
+    def class_name(self) -> str:
+        """The generated config class, e.g. `grpo` -> `GrpoConfig`, `reward_model` -> `RewardModelConfig`."""
+        return "".join(part.capitalize() for part in self.name.split("_")) + "Config"
+
+
+class Removed(_Frozen):
+    """An algorithm TRL moved out or deleted; asking for it raises MigrationError with this text."""
+
+    name: str
+    what_happened: str
+    """Which TRL version moved or removed it, e.g. "removed from TRL in 0.29"."""
+    replacement: str
+    """The nearest supported TextRL spelling, written as the user would type it."""
+
+
+class Renamed(_Frozen):
+    """A key users bring from older TRL/TextRL code; met as an unknown key, it explains the new spelling."""
+
+    old: str
+    what_happened: str
+    replacement: str

@@ -1,0 +1,1 @@
+"""The option catalogue, split by topic. Each description is written here once."""

@@ -1,0 +1,231 @@
+"""Cross-field rules: what TRL checks late (inside the loss, at trainer init) or not at all.
+
+Each check receives the validated values of one config and returns None or the whole message.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .choices import F_DIVERGENCE_LOSSES
+from .model import Rule
+
+
+def _losses(cfg: Mapping[str, Any], fixed: Sequence[str]) -> list[str]:
+    return list(cfg.get("loss_type") or fixed)
+
+
+def _loss_weights_match(cfg: Mapping[str, Any]) -> str | None:
+    weights, losses = cfg.get("loss_weights"), cfg.get("loss_type") or []
+    if weights is None or len(weights) == len(losses):
+        return None
+    return (
+        f"loss_weights has {len(weights)} values {weights} for {len(losses)} losses in loss_type {losses}. "
+        "Fix: give exactly one weight per loss type, or drop loss_weights to weigh all losses 1.0."
+    )
+
+
+def _no_repeated_loss(cfg: Mapping[str, Any]) -> str | None:
+    losses = cfg.get("loss_type") or []
+    repeated = sorted({x for x in losses if losses.count(x) > 1})
+    if not repeated:
+        return None
+    return (
+        f"loss_type lists {', '.join(repeated)} more than once: {losses}. "
+        "Fix: list each loss once and use loss_weights to weigh it."
+    )
+
+
+def _exo_needs_smoothing(fixed: Sequence[str]) -> Rule:
+    def check(cfg: Mapping[str, Any]) -> str | None:
+        if "exo_pair" in _losses(cfg, fixed) and cfg["label_smoothing"] <= 0:
+            return (
+                f"loss exo_pair needs label_smoothing > 0, got {cfg['label_smoothing']}. "
+                "Fix: set label_smoothing to a small positive value; the EXO paper uses 1e-3."
+            )
+        return None
+
+    return Rule(
+        name="exo_pair_label_smoothing",
+        fields=("label_smoothing", "loss_type"),
+        description="The exo_pair loss needs label_smoothing > 0 (the EXO paper uses 1e-3).",
+        check=check,
+    )
+
+
+def _robust_smoothing(fixed: Sequence[str]) -> Rule:
+    def check(cfg: Mapping[str, Any]) -> str | None:
+        if "robust" in _losses(cfg, fixed) and not 0 <= cfg["label_smoothing"] < 0.5:
+            return (
+                f"loss robust needs 0 <= label_smoothing < 0.5, got {cfg['label_smoothing']}. "
+                "Fix: set label_smoothing below 0.5 (0 makes robust equal to sigmoid; e.g. 0.1)."
+            )
+        return None
+
+    return Rule(
+        name="robust_label_smoothing",
+        fields=("label_smoothing", "loss_type"),
+        description="The robust loss needs 0 <= label_smoothing < 0.5 (0 makes it equal to sigmoid).",
+        check=check,
+    )
+
+
+def _f_divergence_supported(fixed: Sequence[str]) -> Rule:
+    def check(cfg: Mapping[str, Any]) -> str | None:
+        if cfg.get("f_divergence_type", "reverse_kl") == "reverse_kl":
+            return None
+        bad = [x for x in _losses(cfg, fixed) if x not in F_DIVERGENCE_LOSSES]
+        if not bad:
+            return None
+        return (
+            f"f_divergence_type={cfg['f_divergence_type']!r} is not defined for loss {', '.join(bad)}; it works only "
+            f"with {', '.join(F_DIVERGENCE_LOSSES)}. Fix: keep f_divergence_type='reverse_kl', or use one of those "
+            "losses."
+        )
+
+    return Rule(
+        name="f_divergence_losses",
+        fields=("f_divergence_type", "loss_type"),
+        description="An f_divergence_type other than reverse_kl works only with the losses "
+        + ", ".join(F_DIVERGENCE_LOSSES)
+        + ".",
+        check=check,
+    )
+
+
+def _weighting_not_with_aot(fixed: Sequence[str]) -> Rule:
+    def check(cfg: Mapping[str, Any]) -> str | None:
+        bad = [x for x in _losses(cfg, fixed) if x in ("aot", "aot_unpaired")]
+        if cfg.get("use_weighting") and bad:
+            return (
+                f"use_weighting=True is not implemented for loss {', '.join(bad)} (TRL raises at trainer start). "
+                "Fix: set use_weighting=False, or use another loss."
+            )
+        return None
+
+    return Rule(
+        name="use_weighting_aot",
+        fields=("use_weighting", "loss_type"),
+        description="use_weighting is not implemented for the aot and aot_unpaired losses.",
+        check=check,
+    )
+
+
+def pairwise_rules(fixed: Sequence[str] = ()) -> tuple[Rule, ...]:
+    """The loss rules of a DPO-family algorithm; `fixed` is its fixed loss list (empty for algo dpo)."""
+    if not fixed:
+        return (
+            Rule(
+                name="loss_weights_length",
+                fields=("loss_weights", "loss_type"),
+                description="loss_weights has one entry per loss in loss_type.",
+                check=_loss_weights_match,
+            ),
+            Rule(
+                name="loss_type_unique",
+                fields=("loss_type",),
+                description="Each loss appears once in loss_type.",
+                check=_no_repeated_loss,
+            ),
+            _exo_needs_smoothing(fixed),
+            _robust_smoothing(fixed),
+            _f_divergence_supported(fixed),
+            _weighting_not_with_aot(fixed),
+        )
+    rules = []
+    if "exo_pair" in fixed:
+        rules.append(_exo_needs_smoothing(fixed))
+    if "robust" in fixed:
+        rules.append(_robust_smoothing(fixed))
+    if {"aot", "aot_unpaired"} & set(fixed):
+        rules.append(_weighting_not_with_aot(fixed))
+    return tuple(rules)
+
+
+def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
+    gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
+    per_device, n = cfg["per_device_train_batch_size"], cfg["num_generations"]
+    if gen is not None and spg is not None:
+        return (
+            f"generation_batch_size={gen} and steps_per_generation={spg} are both set; they say the same thing two "
+            "ways. Fix: set only one of them."
+        )
+    if gen is None:
+        gen = per_device * (spg or cfg["gradient_accumulation_steps"])
+        source = (
+            f"per_device_train_batch_size × {'steps_per_generation' if spg else 'gradient_accumulation_steps'} "
+            f"= {per_device} × {spg or cfg['gradient_accumulation_steps']}"
+        )
+    else:
+        source = "generation_batch_size"
+        if gen % per_device:
+            return (
+                f"generation_batch_size={gen} is not a multiple of per_device_train_batch_size={per_device}. "
+                f"Fix: use a multiple of {per_device}, e.g. {per_device * max(1, round(gen / per_device))}."
+            )
+    if gen % n:
+        fits = [d for d in range(2, gen + 1) if gen % d == 0]
+        return (
+            f"the generation batch ({source} = {gen} completions on one process) is not divisible by "
+            f"num_generations={n}, so prompt groups would be split. Allowed num_generations for this batch: "
+            f"{', '.join(map(str, fits)) or 'none'}. Fix: change num_generations or per_device_train_batch_size "
+            "so that the batch is a multiple of num_generations."
+        )
+    return None
+
+
+GENERATION_BATCH = Rule(
+    name="generation_batch_divisible",
+    fields=("num_generations", "per_device_train_batch_size", "generation_batch_size", "steps_per_generation"),
+    description="The generation batch (per_device_train_batch_size × steps_per_generation, or "
+    "generation_batch_size) is a multiple of num_generations, checked for one process; under several processes "
+    "TRL multiplies it by their number.",
+    check=_generation_batch,
+)
+
+
+def _precision(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("bf16") is True and cfg.get("fp16"):
+        return "bf16=True and fp16=True are both set. Fix: choose one; bf16 where the GPU supports it."
+    return None
+
+
+PRECISION = Rule(
+    name="one_precision", fields=("bf16", "fp16"), description="bf16 and fp16 are not both on.", check=_precision
+)
+
+
+def _lora_head(cfg: Mapping[str, Any]) -> str | None:
+    model = cfg.get("model")
+    peft = getattr(model, "peft", None)
+    targets = getattr(peft, "target_modules", None)
+    if isinstance(targets, list) and "lm_head" in targets:
+        return (
+            "model.peft.target_modules includes lm_head, which TRL's DPO and KTO trainers refuse. "
+            "Fix: drop lm_head, or use target_modules: all-linear (which leaves the output head out)."
+        )
+    return None
+
+
+NO_LORA_ON_HEAD = Rule(
+    name="no_lora_on_lm_head",
+    fields=("model",),
+    description="A LoRA adapter must not target lm_head (TRL's DPO and KTO trainers refuse it).",
+    check=_lora_head,
+)
+
+
+def _ref_sync(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("sync_ref_model") and cfg.get("precompute_ref_log_probs"):
+        return (
+            "sync_ref_model=True and precompute_ref_log_probs=True are both set, but precomputed reference "
+            "log-probabilities cannot follow a reference model that moves. Fix: turn one of them off."
+        )
+    return None
+
+
+REF_SYNC_NOT_PRECOMPUTED = Rule(
+    name="ref_sync_not_precomputed",
+    fields=("sync_ref_model", "precompute_ref_log_probs"),
+    description="sync_ref_model and precompute_ref_log_probs are not both on.",
+    check=_ref_sync,
+)

@@ -1,0 +1,149 @@
+"""Nested sections of a config (`model:`, `dataset:`, `reward:`, `distributed:`), as the user writes them."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from .choices import DistributedStrategy, Quantization, TorchDtype
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class PeftSection(Section):
+    """A LoRA adapter; with one, TRL disables the adapter for the reference pass, so no reference model is loaded."""
+
+    type: Literal["lora"] = "lora"
+    """Adapter type. Only LoRA is supported."""
+    r: int = Field(16, ge=1)
+    """LoRA rank."""
+    alpha: float | None = Field(None, gt=0)
+    """LoRA scaling numerator (`lora_alpha`); None means 2 × r."""
+    dropout: float = Field(0.05, ge=0, lt=1)
+    """Dropout on the LoRA input."""
+    target_modules: list[str] | Literal["all-linear"] = "all-linear"
+    """Module names to adapt, or "all-linear" for every linear layer except the output head."""
+    bias: Literal["none", "all", "lora_only"] = "none"
+    """Which biases to train."""
+    use_rslora: bool = False
+    """Rank-stabilised LoRA scaling (alpha / sqrt(r))."""
+    use_dora: bool = False
+    """Weight-decomposed LoRA (DoRA)."""
+
+
+class ModelSection(Section):
+    """The policy model to load and how."""
+
+    name: str = Field(min_length=1)
+    """A hub id (e.g. Qwen/Qwen2.5-0.5B) or a local folder saved with save_pretrained."""
+    peft: PeftSection | None = None
+    """A LoRA adapter to train instead of the full model."""
+    quantization: Quantization | None = None
+    """Load the base weights in 4-bit (nf4, QLoRA) or 8-bit with bitsandbytes; needs a CUDA GPU and the quant extra."""
+    torch_dtype: TorchDtype | None = None
+    """Weight dtype at load time; None lets TextRL pick bf16 on GPUs that support it, else float32."""
+    attn_implementation: str | None = None
+    """Attention kernel passed to transformers, e.g. sdpa, eager, flash_attention_2."""
+    revision: str | None = None
+    """A hub branch, tag or commit."""
+    trust_remote_code: bool = False
+    """Run modelling code shipped with the checkpoint. Off by default: it executes code from the model repo."""
+
+
+class DatasetSection(Section):
+    """Where training (or evaluation) rows come from: exactly one of hub, path or list."""
+
+    hub: str | None = None
+    """A hub dataset id, e.g. trl-lib/ultrafeedback_binarized."""
+    path: str | None = None
+    """A local .jsonl, .json, .csv or .parquet file."""
+    list: builtins.list[str | dict[str, Any]] | None = None
+    """Rows written inline: strings become prompt-only rows, mappings become rows as they are."""
+    split: str = "train"
+    """Split, with slicing, e.g. train or train[:1%]."""
+    subset: str | None = None
+    """Dataset configuration name, for hub datasets that have several."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["hub"]}, {"required": ["path"]}, {"required": ["list"]}]}
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> DatasetSection:
+        given = [k for k in ("hub", "path", "list") if getattr(self, k) is not None]
+        if len(given) != 1:
+            seen = ", ".join(given) if given else "none of them"
+            raise ValueError(
+                f"a dataset needs exactly one of hub, path or list; got {seen}. "
+                "Fix: keep one source, e.g. {hub: trl-lib/tldr, split: train} or {path: data/train.jsonl}."
+            )
+        return self
+
+
+REWARD_REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
+RewardRef = Annotated[str, StringConstraints(pattern=REWARD_REF_PATTERN)]
+"""A reward function as module:function, e.g. my_rewards:length_reward."""
+
+
+class ComposedReward(Section):
+    """Several reward functions summed with weights; each component is logged as its own metric."""
+
+    compose: list[RewardRef] = Field(min_length=1)
+    """Rewards as module:function references."""
+    weights: list[float] | None = None
+    """One weight per reward; None means all 1.0."""
+
+    @model_validator(mode="after")
+    def _one_weight_each(self) -> ComposedReward:
+        if self.weights is not None and len(self.weights) != len(self.compose):
+            raise ValueError(
+                f"reward.weights has {len(self.weights)} values for {len(self.compose)} rewards in reward.compose. "
+                "Fix: give one weight per reward, or drop weights to weigh all equally."
+            )
+        return self
+
+
+class ModelReward(Section):
+    """A sequence-classification model used as the reward (TRL scores completions with it natively)."""
+
+    model: str = Field(min_length=1)
+    """A hub id or local folder of a sequence-classification model, e.g. one trained with algo reward_model."""
+
+
+class DistributedSection(Section):
+    """How to spread training over devices; handed to accelerate, DeepSpeed or FSDP, never re-implemented."""
+
+    strategy: DistributedStrategy = "ddp"
+    """ddp (data parallel, the accelerate default), deepspeed or fsdp."""
+    zero_stage: Literal[1, 2, 3] | None = None
+    """DeepSpeed ZeRO stage; only with strategy deepspeed (None means 2)."""
+    offload: Literal["none", "optimizer", "optimizer_and_parameters"] = "none"
+    """Offload optimizer state (and, with ZeRO-3 or FSDP, parameters) to CPU memory."""
+    fsdp_version: Literal[1, 2] | None = None
+    """FSDP version; only with strategy fsdp (None means 2)."""
+
+    @model_validator(mode="after")
+    def _fits_strategy(self) -> DistributedSection:
+        if self.zero_stage is not None and self.strategy != "deepspeed":
+            raise ValueError(
+                f"distributed.zero_stage={self.zero_stage} applies only to strategy 'deepspeed', got strategy "
+                f"{self.strategy!r}. Fix: set strategy: deepspeed, or remove zero_stage."
+            )
+        if self.fsdp_version is not None and self.strategy != "fsdp":
+            raise ValueError(
+                f"distributed.fsdp_version={self.fsdp_version} applies only to strategy 'fsdp', got strategy "
+                f"{self.strategy!r}. Fix: set strategy: fsdp, or remove fsdp_version."
+            )
+        if self.offload == "optimizer_and_parameters" and not (
+            self.strategy == "fsdp" or (self.strategy == "deepspeed" and self.zero_stage == 3)
+        ):
+            raise ValueError(
+                "distributed.offload='optimizer_and_parameters' needs sharded parameters: strategy fsdp, or "
+                f"strategy deepspeed with zero_stage 3; got strategy {self.strategy!r}, zero_stage {self.zero_stage}. "
+                "Fix: use offload: optimizer, or shard the parameters."
+            )
+        return self

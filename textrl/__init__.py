@@ -1,0 +1,40 @@
+"""TextRL: one stable, typed surface for RL and preference training of text generators, on HuggingFace TRL.
+
+Importing `textrl` is cheap: torch, transformers and trl are imported only by the functions that need them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "1.0.0"
+
+if TYPE_CHECKING:
+    from .config import TextRLConfig
+    from .errors import ConfigError, MigrationError
+
+_LAZY = {
+    "TextRLConfig": "textrl.config",
+    "ConfigError": "textrl.errors",
+    "MigrationError": "textrl.errors",
+}
+
+# Names of the PFRL-based TextRL (< 1.0); importing them explains the move instead of a bare ImportError.
+_LEGACY = ("TextRLEnv", "TextRLActor", "train_agent_with_evaluation", "SaveModelOnBestEvaluation")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _LEGACY:
+        raise ImportError(
+            f"textrl.{name} was part of the PFRL-based TextRL API, removed in TextRL 1.0, which trains with "
+            "HuggingFace TRL instead. See docs/migration.md for the TextRL 1.0 equivalent (a reward function "
+            "plus TextRLConfig(algo='grpo', ...) and OnlineTrainer)."
+        )
+    raise AttributeError(f"module 'textrl' has no attribute {name!r}")
+
+
+__all__ = ["ConfigError", "MigrationError", "TextRLConfig", "__version__"]

@@ -1,0 +1,143 @@
+"""TextRLConfig: the validated, algorithm-specific configuration of one training run.
+
+`TextRLConfig(algo="grpo", ...)` returns an instance of the generated class for that algorithm
+(`textrl.configs.GrpoConfig`), which subclasses TextRLConfig. Validation imports pydantic and the
+spec only — never torch, transformers or trl — so every mistake surfaces in well under a second.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic._internal._model_construction import ModelMetaclass
+
+from . import spec
+from .errors import ConfigError, MigrationError, Problem
+from .validation_errors import RuleViolations, translate
+
+
+def _did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def config_class(algo: Any) -> type[TextRLConfig]:
+    """The generated config class for an algorithm name (or alias); MigrationError for a removed one."""
+    names = [a.name for a in spec.ALGORITHMS]
+    allowed = ", ".join(names)
+    if algo is None:
+        raise ConfigError(
+            [Problem("algo", f"is required; allowed: {allowed}. Fix: add algo='grpo' (or another of these).")]
+        )
+    if not isinstance(algo, str):
+        raise ConfigError(
+            [
+                Problem(
+                    "algo", f"got {algo!r} ({type(algo).__name__}); allowed: {allowed}. Fix: give the name as a string."
+                )
+            ]
+        )
+    if algo in spec.REMOVED_BY_NAME:
+        gone = spec.REMOVED_BY_NAME[algo]
+        raise MigrationError(
+            [Problem("algo", f"algo={algo!r} is not available: {gone.what_happened}. Fix: use {gone.replacement}.")]
+        )
+    if algo not in spec.BY_NAME:
+        guess = _did_you_mean(algo.lower(), [*spec.BY_NAME, *spec.REMOVED_BY_NAME])
+        hint = f" Did you mean {guess!r}?" if guess else ""
+        raise ConfigError(
+            [Problem("algo", f"unknown algorithm {algo!r}.{hint} Allowed: {allowed}. Fix: set algo to one of these.")]
+        )
+    name = spec.BY_NAME[algo].name
+    module = importlib.import_module(f"textrl.generated.configs.{name}")
+    cls: type[TextRLConfig] = getattr(module, spec.BY_NAME[name].class_name)
+    return cls
+
+
+class _DispatchByAlgo(ModelMetaclass):
+    """Makes `TextRLConfig(algo=..., ...)` build the algorithm's own class, and turns pydantic errors into TextRL's."""
+
+    def __call__(cls, *args: Any, **data: Any) -> Any:
+        if args:
+            raise TypeError(f"{cls.__name__} takes keyword arguments only, e.g. {cls.__name__}(algo='grpo', ...)")
+        target = config_class(data.get("algo")) if cls is TextRLConfig else cls
+        try:
+            return super(_DispatchByAlgo, target).__call__(**data)  # type: ignore[misc]
+        except ValidationError as exc:
+            raise translate(exc, target.algorithm()) from None
+
+
+class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
+    """The configuration of one TextRL run; construct it with `TextRLConfig(algo=..., output_dir=..., ...)`.
+
+    Each algorithm has its generated subclass with typed fields (see `textrl.configs`); the fields,
+    defaults, bounds and descriptions come from the spec.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, validate_assignment=True, validate_default=False, use_attribute_docstrings=True
+    )
+
+    __algorithm__: ClassVar[str] = ""
+
+    algo: str
+
+    @classmethod
+    def algorithm(cls) -> spec.Algorithm:
+        """The spec entry of this config's algorithm."""
+        if not cls.__algorithm__:
+            raise TypeError("TextRLConfig itself has no algorithm; build one with TextRLConfig(algo=...)")
+        return spec.BY_NAME[cls.__algorithm__]
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Validate a mapping (e.g. a parsed YAML document); dispatches on `algo` like the constructor."""
+        if not isinstance(obj, Mapping):
+            raise ConfigError(
+                [Problem("config", f"got {type(obj).__name__}; expected a mapping of options. Fix: pass a dict.")]
+            )
+        bad_keys = [k for k in obj if not isinstance(k, str)]
+        if bad_keys:
+            raise ConfigError(
+                [Problem(str(bad_keys[0]), f"option names are strings, got {bad_keys[0]!r}. Fix: quote the key.")]
+            )
+        return cls(**obj)
+
+    @field_validator("algo", mode="after", check_fields=False)
+    @classmethod
+    def _canonical_algo(cls, value: str) -> str:
+        return spec.BY_NAME[value].name
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> TextRLConfig:
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        violations = [
+            Problem(rule.fields[0], message) for rule in self.algorithm().rules if (message := rule.check(values))
+        ]
+        if violations:
+            raise RuleViolations(violations)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            super().__setattr__(name, value)
+        except ValidationError as exc:
+            raise translate(exc, self.algorithm()) from None
+
+    def changed(self) -> dict[str, Any]:
+        """The options set to something other than TextRL's default, as JSON-ready values."""
+        return {
+            name: value
+            for name, value in self.model_dump(mode="json").items()
+            if name != "algo" and value != _json_default(type(self), name)
+        }
+
+
+def _json_default(cls: type[TextRLConfig], name: str) -> Any:
+    field = cls.model_fields[name]
+    default = field.get_default(call_default_factory=True)
+    return default.model_dump(mode="json") if isinstance(default, BaseModel) else default

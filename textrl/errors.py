@@ -1,0 +1,42 @@
+"""The exceptions a user can cause; every message names the field, the value seen, what is allowed and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a config: where, and the full sentence that says what and how to fix it."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+class ConfigError(ValueError):
+    """A TextRL config (Python kwargs, YAML or CLI flags) is invalid; raised before any model is loaded."""
+
+    def __init__(self, problems: list[Problem] | str, *, algo: str | None = None) -> None:
+        if isinstance(problems, str):
+            problems = [Problem("config", problems)]
+        self.problems = problems
+        self.algo = algo
+        where = f" (algo={algo!r})" if algo else ""
+        if len(problems) == 1:
+            text = f"Invalid TextRL config{where}: {problems[0]}"
+        else:
+            text = f"Invalid TextRL config{where}, {len(problems)} problems:\n" + "\n".join(
+                f"  - {p}" for p in problems
+            )
+        super().__init__(text)
+
+    @property
+    def fields(self) -> list[str]:
+        return [p.field for p in self.problems]
+
+
+class MigrationError(ConfigError):
+    """The config asks for something TRL moved or removed; the message gives the supported replacement."""

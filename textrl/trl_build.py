@@ -1,0 +1,101 @@
+"""Turning a validated TextRLConfig into the TRL config object (the generated builders call `finish`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError, Problem
+
+if TYPE_CHECKING:
+    from .config import TextRLConfig
+
+
+def build_trl_config(cfg: TextRLConfig) -> Any:
+    """TRL's config object (GRPOConfig, DPOConfig, ...) for a TextRL config. Imports TRL."""
+    module = importlib.import_module(f"textrl.generated.trl_builders.{cfg.algo}")
+    return module.build_trl_config(cfg)
+
+
+def bf16_supported() -> bool:
+    """Whether this machine's accelerator computes in bfloat16 (False on a CPU-only machine)."""
+    from transformers.utils import is_torch_bf16_gpu_available
+
+    return bool(is_torch_bf16_gpu_available())
+
+
+def resolve_bf16(value: bool | str) -> bool:
+    """TextRL's bf16 "auto" → True where the hardware has bf16; an explicit True without it is an error."""
+    supported = bf16_supported()
+    if value == "auto":
+        return supported
+    if value is True and not supported:
+        raise ConfigError(
+            [
+                Problem(
+                    "bf16",
+                    "got True, but this machine has no bf16-capable GPU (TRL would fail with \"Your setup doesn't "
+                    "support bf16/gpu\"). Allowed here: false or 'auto'. Fix: set bf16='auto' (the default), which "
+                    "uses bf16 where the hardware has it.",
+                )
+            ]
+        )
+    return bool(value)
+
+
+def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _distributed(cfg: TextRLConfig) -> dict[str, Any]:
+    section = getattr(cfg, "distributed", None)
+    if section is None or section.strategy == "ddp":
+        return {}  # data parallel needs no TRL arguments: `accelerate launch` sets it up
+    raise ConfigError(
+        [
+            Problem(
+                "distributed.strategy",
+                f"got {section.strategy!r}, which the spec accepts but TextRL 1.0 does not yet turn into TRL "
+                "arguments. Allowed today: 'ddp'. Fix: use strategy ddp, or pass the engine's settings yourself "
+                "through extra={'deepspeed': {...}} or extra={'fsdp': ..., 'fsdp_config': {...}}.",
+            )
+        ]
+    )
+
+
+def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig) -> Any:
+    """Merge spec values, fixed values and `extra`, check `extra` against the TRL class, and build it."""
+    trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
+    problems = []
+    for key in cfg.extra:
+        if key not in trl_fields:
+            guess = difflib.get_close_matches(key, sorted(trl_fields), n=1, cutoff=0.6)
+            hint = f" Did you mean {guess[0]!r}?" if guess else ""
+            problems.append(
+                Problem(
+                    f"extra.{key}",
+                    f"is not a field of the installed {trl_class.__name__}.{hint} Fix: use a field name of "
+                    f"{trl_class.__module__}.{trl_class.__name__}, or remove it.",
+                )
+            )
+        elif key in values or key in fixed:
+            owner = next((o.name for o in cfg.algorithm().options if o.trl_name == key), key)
+            why = f"is fixed by algo={cfg.algo!r}" if key in fixed else f"is set by the TextRL option {owner}"
+            problems.append(
+                Problem(
+                    f"extra.{key}",
+                    f"{why}. Fix: remove it from extra" + (f" and set {owner}." if key not in fixed else "."),
+                )
+            )
+    if problems:
+        raise ConfigError(problems, algo=cfg.algo)
+    kwargs = {**values, **fixed, **_distributed(cfg), **cfg.extra}
+    try:
+        return trl_class(**kwargs)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(
+            [Problem("config", f"TRL's {trl_class.__name__} rejected it: {exc}. Fix: adjust the option named above.")],
+            algo=cfg.algo,
+        ) from exc
