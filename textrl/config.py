@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
@@ -106,6 +107,13 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
                 [Problem(str(bad_keys[0]), f"option names are strings, got {bad_keys[0]!r}. Fix: quote the key.")]
             )
         return cls(**obj)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Any:
+        """Load and validate a YAML config file (safe loader, YAML 1.2 numbers, duplicate keys rejected)."""
+        from .yaml_io import load_yaml_file
+
+        return cls.model_validate(load_yaml_file(path) or {})
 
     @field_validator("algo", mode="after", check_fields=False)
     @classmethod
