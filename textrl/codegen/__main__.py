@@ -12,30 +12,34 @@ from .render import GENERATED, TEMPLATES, artifacts, compare
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m textrl.codegen", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 and list stale, missing or orphaned files")
+    parser.add_argument(
+        "--out", type=Path, default=GENERATED, help="the folder to write or check (default: generated/)"
+    )
     args = parser.parse_args(argv)
+    out: Path = args.out
     if not TEMPLATES.is_dir():
         print(f"templates/ not found at {TEMPLATES}: run the codegen from a source checkout (pip install -e .)")
         return 2
     expected = artifacts()
-    missing, stale, orphaned = compare(expected)
+    missing, stale, orphaned = compare(expected, out)
     if args.check:
         for label, paths in (("missing", missing), ("stale", stale), ("orphaned", orphaned)):
             for path in paths:
-                print(f"{label}: generated/{path}")
+                print(f"{label}: {out / path}")
         if missing or stale or orphaned:
-            print("generated/ is not current. Fix: python -m textrl.codegen")
+            print(f"{out} is not current. Fix: python -m textrl.codegen")
             return 1
-        print(f"generated/ is current ({len(expected)} files)")
+        print(f"{out} is current ({len(expected)} files)")
         return 0
     for artifact in expected:
         if artifact.path in missing or artifact.path in stale:
-            target = GENERATED / artifact.path
+            target = out / artifact.path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(artifact.text(), encoding="utf-8")
     for path in orphaned:
-        (GENERATED / path).unlink()
-    _remove_empty_dirs(GENERATED)
-    print(f"wrote {len(missing) + len(stale)}, deleted {len(orphaned)}, {len(expected)} files in generated/")
+        (out / path).unlink()
+    _remove_empty_dirs(out)
+    print(f"wrote {len(missing) + len(stale)}, deleted {len(orphaned)}, {len(expected)} files in {out}")
     return 0
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -17,7 +17,7 @@ from textrl import spec
 from textrl.annotations import describe, source, strip_optional
 from textrl.spec import choices, sections
 
-from .schema import build_schema
+from .schema import build_schema, class_description
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
@@ -150,12 +150,9 @@ def alias_source(name: str, tp: Any) -> str:
 
 
 def _docstring(text: str, indent: str = "    ") -> str:
+    """A one-line docstring; never wrapped, because pydantic keeps line breaks in the description it reads."""
     body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    one = f'{indent}"""{body}"""'
-    if len(one) <= WIDTH:
-        return one
-    lines = textwrap.wrap(body, WIDTH - len(indent) - 3, break_on_hyphens=False)
-    return f'{indent}"""' + f"\n{indent}".join(lines) + f'\n{indent}"""'
+    return f'{indent}"""{body}"""'
 
 
 def field_source(option: spec.Option, type_src: str) -> str:
@@ -177,14 +174,14 @@ def _config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
     fields = []
     for option in algo.options:
         line = field_source(option, source(option.annotation, lookup))
-        fields.append({"line": line, "doc": _docstring(option.description), "long": len(line) + 4 > WIDTH})
+        fields.append({"line": line, "doc": _docstring(option.description)})
     algo_values = (algo.name, *algo.aliases)
     choice_imports = sorted(n for n in used if hasattr(choices, n))
     section_imports = sorted(n for n in used if not hasattr(choices, n))
     uses_field = any("Field(" in f["line"] for f in fields)
     return {
         "algo": algo,
-        "class_doc": _docstring(f"{algo.title} ({algo.family.value}): {algo.summary}"),
+        "class_doc": _docstring(class_description(algo)),
         "algo_literal": "Literal[" + ", ".join(py_literal(v) for v in algo_values) + "]",
         "fields": fields,
         "imports": [
@@ -233,16 +230,16 @@ def _algos_source(algos: tuple[str, ...], everyone: tuple[str, ...]) -> str:
     return "(\n" + "".join(f"            {py_literal(a)},\n" for a in algos) + "        )"
 
 
-def _flags() -> list[dict[str, Any]]:
+def _flags(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
-    for algo in spec.ALGORITHMS:
+    for algo in algos:
         for option in algo.options:
             if not option.cli:
                 continue
             row = rows.setdefault(option.name, {"dest": option.name, "variants": {}, "algos": []})
             row["algos"].append(algo.name)
             row["variants"].setdefault((option.description, _metavar(option.annotation)), []).append(algo.name)
-    everyone = tuple(a.name for a in spec.ALGORITHMS)
+    everyone = tuple(a.name for a in algos)
     out = []
     for row in rows.values():
         variants = row["variants"]
@@ -293,19 +290,33 @@ def _doc_rows(algo: spec.Algorithm) -> list[dict[str, Any]]:
     return [{"group": g, "rows": rows} for g, rows in groups.items()]
 
 
-def _trl_default_notes(algo: spec.Algorithm) -> list[dict[str, str]]:
+def _trl_default_notes(algo: spec.Algorithm, view: SpecView) -> list[dict[str, str]]:
     notes = []
-    for (who, name), why in spec.DIFFERENT_FROM_TRL.items():
+    for (who, name), why in view.different_from_trl.items():
         if who in ("*", algo.name) and name in algo.option_names:
             notes.append({"name": name, "why": why})
     return notes
 
 
-def artifacts(templates: Path = TEMPLATES, algorithms: Sequence[spec.Algorithm] | None = None) -> list[Artifact]:
-    """Every generated file, rendered from the spec (or the given algorithms, for golden tests)."""
-    algos = list(algorithms if algorithms is not None else spec.ALGORITHMS)
+@dataclass(frozen=True)
+class SpecView:
+    """The parts of the spec the codegen renders (the whole spec, or a small fixture in golden tests)."""
+
+    algorithms: Sequence[spec.Algorithm]
+    removed: Sequence[spec.Removed] = ()
+    renamed: Sequence[spec.Renamed] = ()
+    different_from_trl: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+
+FULL_SPEC = SpecView(spec.ALGORITHMS, spec.REMOVED, spec.RENAMED, spec.DIFFERENT_FROM_TRL)
+
+
+def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[Artifact]:
+    """Every generated file, rendered from the spec (or a fixture view of one, for golden tests)."""
+    algos = list(view.algorithms)
     env = _environment(templates)
     names = TypeNames(_choice_aliases(), _section_names())
+    flags = _flags(algos)
 
     def render(template: str, **context: Any) -> str:
         return env.get_template(template).render(**context)
@@ -321,12 +332,12 @@ def artifacts(templates: Path = TEMPLATES, algorithms: Sequence[spec.Algorithm] 
                  render("package_init.py.jinja", doc="One TRL config builder per algorithm; see "
                         "textrl.trl_build.build_trl_config.")),
         Artifact("cli_flags.py", "cli_flags.py.jinja", "spec/options",
-                 render("cli_flags.py.jinja", flags=_flags(), everyone=tuple(a.name for a in spec.ALGORITHMS))),
+                 render("cli_flags.py.jinja", flags=flags, everyone=tuple(a.name for a in algos))),
         Artifact("schema/textrl.schema.json", "schema.json.jinja", "spec/",
                  render("schema.json.jinja", schema=json.dumps(build_schema(algos), indent=2, ensure_ascii=False))),
         Artifact("docs/algorithms.md", "algorithms.md.jinja", "spec/algorithms.py",
-                 render("algorithms.md.jinja", algos=algos, removed=spec.REMOVED, renamed=spec.RENAMED)),
-        Artifact("docs/cli.md", "cli.md.jinja", "spec/options", render("cli.md.jinja", flags=_flags())),
+                 render("algorithms.md.jinja", algos=algos, removed=view.removed, renamed=view.renamed)),
+        Artifact("docs/cli.md", "cli.md.jinja", "spec/options", render("cli.md.jinja", flags=flags)),
     ]  # fmt: skip
     for algo in algos:
         source_name = f"spec/algorithms.py ({algo.name})"
@@ -336,7 +347,7 @@ def artifacts(templates: Path = TEMPLATES, algorithms: Sequence[spec.Algorithm] 
                             render("trl_builder.py.jinja", **_trl_builder_module(algo))))  # fmt: skip
         out.append(Artifact(f"docs/options/{algo.name}.md", "options.md.jinja", source_name,
                             render("options.md.jinja", algo=algo, groups=_doc_rows(algo),
-                                   trl_defaults=_trl_default_notes(algo), describe=describe)))  # fmt: skip
+                                   trl_defaults=_trl_default_notes(algo, view))))  # fmt: skip
     return out
 
 

@@ -14,6 +14,11 @@ from textrl.config import TextRLConfig
 SCHEMA_ID = "https://textrl.dev/schema/textrl.schema.json"
 
 
+def class_description(algo: spec.Algorithm) -> str:
+    """The docstring of an algorithm's config class, and its description in the schema."""
+    return f"{algo.title} ({algo.family.value}): {algo.summary}"
+
+
 def spec_model(algo: spec.Algorithm) -> type[TextRLConfig]:
     """A pydantic model built straight from the spec entry, equal in fields to the generated class."""
     fields: dict[str, Any] = {
@@ -23,7 +28,7 @@ def spec_model(algo: spec.Algorithm) -> type[TextRLConfig]:
         default = ... if option.required else option.default
         fields[option.name] = (option.annotation, Field(default, description=option.description, **option.bounds))
     model = create_model(  # type: ignore[call-overload]
-        algo.class_name, __base__=TextRLConfig, __module__=__name__, __doc__=f"{algo.title}: {algo.summary}", **fields
+        algo.class_name, __base__=TextRLConfig, __module__=__name__, __doc__=class_description(algo), **fields
     )
     model.__algorithm__ = algo.name
     return model  # type: ignore[no-any-return]

@@ -1,0 +1,49 @@
+"""A small, frozen spec used only to test the templates: its rendering is compared with tests/golden/expected/.
+
+It does not import the real option catalogue, so editing the real spec never changes these golden files;
+only a template or codegen change does.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from textrl.codegen.render import SpecView
+from textrl.spec import REQUIRED, Algorithm, Family, Option, Paper, Removed, Renamed, Rule
+from textrl.spec.formats import PAIRWISE, PROMPT_ONLY
+from textrl.spec.options.sections import MODEL, REWARD
+
+OUT = Option(name="output_dir", annotation=str, default=REQUIRED, trl_name="output_dir", group="Run",
+             min_length=1, example="out/run", description="Where checkpoints go.")  # fmt: skip
+LR = Option(name="learning_rate", annotation=float, default=1e-6, trl_name="learning_rate", group="Optimisation",
+            gt=0, description="Peak learning rate.")  # fmt: skip
+BF16 = Option(name="bf16", annotation=bool | Literal["auto"], default="auto", trl_name="bf16",
+              trl_convert="resolve_bf16", group="Precision", description='bf16, or "auto".')  # fmt: skip
+GENS = Option(name="num_generations", annotation=int, default=8, trl_name="num_generations", group="Generation",
+              ge=2, description="Completions per prompt.")  # fmt: skip
+LOSSES = Option(name="loss_type", annotation=list[Literal["sigmoid", "sft"]], default=["sigmoid"],
+                trl_name="loss_type", group="Loss", min_length=1, description="One loss or several.")  # fmt: skip
+WEIGHTS = Option(name="loss_weights", annotation=list[float] | None, default=None, trl_name="loss_weights",
+                 group="Loss", description="One weight per loss.")  # fmt: skip
+
+FIXTURE = SpecView(
+    algorithms=(
+        Algorithm(
+            name="toy_online", aliases=("toy+",), title="Toy online", family=Family.ONLINE, summary="An online toy.",
+            trl_trainer="trl.GRPOTrainer", trl_config="trl.GRPOConfig", data_format=PROMPT_ONLY,
+            fixed={"scale_rewards": "batch"}, options=(OUT, LR, BF16, GENS, REWARD, MODEL),
+            rules=(Rule(name="toy_rule", fields=("num_generations",), description="A toy rule.",
+                        check=lambda cfg: None),),
+            paper=Paper(title="A toy paper", url="https://example.org/toy"), notes="Realised with GRPO.",
+        ),
+        Algorithm(
+            name="toy_pairs", title="Toy pairs", family=Family.PAIRWISE, summary="A pairwise toy.",
+            trl_trainer="trl.DPOTrainer", trl_config="trl.DPOConfig", data_format=PAIRWISE,
+            options=(OUT, LR.but(default=1e-4), LOSSES, WEIGHTS, MODEL),
+            paper=Paper(title="Another toy paper", url="https://example.org/pairs"),
+        ),
+    ),
+    removed=(Removed(name="old_toy", what_happened="removed in TRL 0.1", replacement="algo='toy_pairs'"),),
+    renamed=(Renamed(old="toy_rate", what_happened="renamed in TRL 0.2", replacement="learning_rate"),),
+    different_from_trl={("*", "bf16"): "auto is safer"},
+)  # fmt: skip
