@@ -32,7 +32,9 @@ def test_template_output_matches_golden(artifact) -> None:  # type: ignore[no-un
     if UPDATE:
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text, encoding="utf-8")
-    assert golden.exists(), f"no golden file {golden}. Create it with: TEXTRL_UPDATE_GOLDEN=1 python -m pytest tests/golden"
+    assert golden.exists(), (
+        f"no golden file {golden}. Create it with: TEXTRL_UPDATE_GOLDEN=1 python -m pytest tests/golden"
+    )
     expected = golden.read_text(encoding="utf-8")
     if text != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "rendered"))
@@ -50,9 +52,17 @@ def test_golden_fixture_generated_code_runs(tmp_path: Path) -> None:
     """The fixture's generated config class is importable Python that validates like the real ones."""
     source = next(a for a in FIXTURE_FILES if a.path == "configs/toy_online.py").text()
     namespace: dict[str, object] = {}
-    exec(compile(source, "toy_online.py", "exec"), namespace)  # noqa: S102 - our own generated code
+    exec(compile(source, "toy_online.py", "exec"), namespace)  # our own generated code
     cls = namespace["ToyOnlineConfig"]
-    assert sorted(cls.model_fields) == ["algo", "bf16", "learning_rate", "model", "num_generations", "output_dir", "reward"]  # type: ignore[attr-defined]
+    assert sorted(cls.model_fields) == [
+        "algo",
+        "bf16",
+        "learning_rate",
+        "model",
+        "num_generations",
+        "output_dir",
+        "reward",
+    ]  # type: ignore[attr-defined]
 
 
 def test_generated_folder_is_current() -> None:

@@ -140,7 +140,7 @@ def test_every_spec_rule_has_a_pair() -> None:
 
     rule_fields = {rule.fields[0] for a in ALGORITHMS for rule in a.rules}
     tested = set()
-    for _, bad, match, _ in PAIRS:
+    for _, bad, _match, _ in PAIRS:
         try:
             TextRLConfig(**{"output_dir": "o", **bad})
         except ConfigError as exc:
@@ -157,7 +157,9 @@ def test_error_lists_every_problem_once() -> None:
 
 def test_assignment_is_validated_with_the_same_messages() -> None:
     cfg = TextRLConfig(algo="grpo", output_dir="o", per_device_train_batch_size=8)
-    with pytest.raises(ConfigError, match=r"num_generations: the generation batch .* not divisible by num_generations=3"):
+    with pytest.raises(
+        ConfigError, match=r"num_generations: the generation batch .* not divisible by num_generations=3"
+    ):
         cfg.num_generations = 3
     with pytest.raises(ConfigError, match=r"temperature: got 0 \(int\); allowed: a number > 0"):
         cfg.temperature = 0
@@ -182,7 +184,9 @@ def test_issue_example_verbatim() -> None:
     cfg = TextRLConfig(algo="grpo", output_dir="out/grpo", num_generations=8, beta=0.04, learning_rate=5e-6, bf16=True)
     assert (cfg.num_generations, cfg.beta, cfg.learning_rate, cfg.bf16) == (8, 0.04, 5e-6, True)
     assert cfg.changed() == {"output_dir": "out/grpo", "beta": 0.04, "learning_rate": 5e-6, "bf16": True}
-    cfg = TextRLConfig(algo="dpo", output_dir="o", extra={"padding_value": 0}, distributed={"strategy": "deepspeed", "zero_stage": 3})
+    cfg = TextRLConfig(
+        algo="dpo", output_dir="o", extra={"padding_value": 0}, distributed={"strategy": "deepspeed", "zero_stage": 3}
+    )
     assert cfg.distributed is not None and cfg.distributed.zero_stage == 3
 
 
