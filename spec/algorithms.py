@@ -6,7 +6,7 @@ from .options import online as on
 from .options import preference as pref
 from .options.sections import REWARD, SECTIONS
 from .options.training import COMMON, LEARNING_RATE
-from .rules import GENERATION_BATCH, NO_LORA_ON_HEAD, PRECISION, REF_SYNC_NOT_PRECOMPUTED, pairwise_rules
+from .rules import COMMON_RULES, GENERATION_BATCH, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, pairwise_rules
 
 
 def _hf(arxiv_id: str, title: str) -> Paper:
@@ -15,7 +15,7 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
-_ONLINE_RULES = (GENERATION_BATCH, PRECISION)
+_ONLINE_RULES = (GENERATION_BATCH, *COMMON_RULES)
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,
@@ -58,7 +58,7 @@ REINFORCE_PP = Algorithm(
 _PAIR_BASE = (*COMMON, pref.BETA_DPO, pref.MAX_LENGTH, pref.TRUNCATION_MODE, pref.PADDING_FREE, pref.LD_ALPHA,
               *pref.REFERENCE)  # fmt: skip
 _F_DIV = (pref.F_DIVERGENCE_TYPE, pref.F_ALPHA_DIVERGENCE_COEF)
-_PAIR_RULES = (PRECISION, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED)
+_PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED)
 _DPO_TRAINER = {"trl_trainer": "trl.DPOTrainer", "trl_config": "trl.DPOConfig", "family": Family.PAIRWISE,
                 "data_format": PAIRWISE}  # fmt: skip
 
@@ -144,7 +144,7 @@ KTO = Algorithm(
     trl_trainer="trl.KTOTrainer", trl_config="trl.KTOConfig", data_format=BINARY,
     options=(*COMMON, pref.BETA_DPO, pref.KTO_LOSS_TYPE, pref.DESIRABLE_WEIGHT, pref.UNDESIRABLE_WEIGHT,
              pref.MAX_LENGTH, *pref.REFERENCE, *SECTIONS),
-    rules=(PRECISION, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED),
+    rules=(*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED),
     paper=_hf("2402.01306", "KTO: Model Alignment as Prospect Theoretic Optimization"),
 )  # fmt: skip
 
@@ -155,7 +155,7 @@ REWARD_MODEL = Algorithm(
     trl_trainer="trl.RewardTrainer", trl_config="trl.RewardConfig", data_format=REWARD_PAIRS,
     options=(*COMMON[:3], LEARNING_RATE.but(default=1e-4), *COMMON[4:], pref.MAX_LENGTH,
              pref.CENTER_REWARDS_COEFFICIENT, pref.DISABLE_DROPOUT, *SECTIONS),
-    rules=(PRECISION,),
+    rules=COMMON_RULES,
     paper=_hf("2203.02155", "Training language models to follow instructions with human feedback"),
 )  # fmt: skip
 

@@ -60,6 +60,8 @@ class Option(_Frozen):
     """Whether `textrl-train` gets a flag for it (sections such as `model:` are YAML-only)."""
     example: Any = None
     """A value used in docs and tests where the default is None or REQUIRED."""
+    hint: str | None = None
+    """Added to a wrong-value error, e.g. what an old TRL spelling of the value meant."""
 
     def but(self, **changes: Any) -> Option:
         """The same option with another default (or bound) for one algorithm; the description stays single."""
@@ -156,3 +158,5 @@ class Renamed(_Frozen):
     old: str
     what_happened: str
     replacement: str
+    families: tuple[Family, ...] = ()
+    """Only for these families (the key may be a real option of others); empty means all."""

@@ -1,6 +1,6 @@
 """Algorithms TRL moved out or deleted, and keys renamed under users' feet. Sources: TRL's git history and wheels."""
 
-from .model import Removed, Renamed
+from .model import Family, Removed, Renamed
 
 REMOVED = (
     Removed(
@@ -20,8 +20,8 @@ REMOVED = (
         name="orpo",
         what_happened="ORPOTrainer moved to trl.experimental in TRL 0.26 (`from trl import ORPOTrainer` fails "
         "since 0.29); TextRL supports only TRL's stable trainers",
-        replacement="algo='dpo' with loss_type=['sigmoid', 'sft'] (preference loss plus an SFT term, as ORPO "
-        "combines them)",
+        replacement="algo='dpo' with loss_type=['sigmoid', 'sft'] (RPO: a preference loss plus an SFT term like "
+        "ORPO's, but with a reference model), or precompute_ref_log_probs=True to keep the reference out of memory",
     ),
     Removed(
         name="cpo",
@@ -51,17 +51,22 @@ RENAMED = (
     Renamed(old="processing_class", what_happened="`processing_class` is a trainer argument, not a config option",
             replacement="pass tokenizer=... to the TextRL trainer"),
     Renamed(old="max_prompt_length", what_happened="TRL removed max_prompt_length from DPOConfig in 0.29 and from "
-            "GRPOConfig in 0.28", replacement="max_length (DPO/KTO/reward model: prompt plus completion), or "
-            "filter long prompts out of the dataset"),
+            "GRPOConfig in 0.28", replacement="with DPO, KTO and reward models use max_length (prompt plus "
+            "completion); with GRPO, RLOO and REINFORCE++ filter over-long prompts out of the dataset (TRL no longer "
+            "truncates prompts)"),
+    Renamed(old="max_completion_length", what_happened="TRL removed max_completion_length from DPOConfig in 0.29",
+            replacement="max_length (prompt plus completion)", families=(Family.PAIRWISE, Family.BINARY,
+            Family.REWARD_MODEL)),
     Renamed(old="rpo_alpha", what_happened="TRL removed rpo_alpha in 0.29; RPO is now a list of losses",
             replacement="algo='dpo', loss_type=['sigmoid', 'sft'], loss_weights=[1.0, <rpo_alpha>]"),
     Renamed(old="vllm_guided_decoding_regex", what_happened="TRL renamed it in 0.27 (old name removed in 0.28)",
             replacement="vllm_structured_outputs_regex"),
     Renamed(old="wandb_log_unique_prompts", what_happened="TRL renamed it in 0.26 (old name removed in 0.27)",
             replacement="extra={'log_unique_prompts': True}"),
-    Renamed(old="torch_dtype", what_happened="it belongs to model loading (transformers and TRL's ModelConfig call "
-            "it dtype since TRL 0.23)", replacement="model: {torch_dtype: bfloat16} in YAML, or "
-            "load_model(..., torch_dtype='bfloat16') in Python"),
+    Renamed(old="torch_dtype", what_happened="the weight dtype is a model-loading setting, not a training option "
+            "(TRL's ModelConfig renamed it dtype in 0.23; TextRL keeps torch_dtype in the model section)",
+            replacement="model: {torch_dtype: bfloat16} in YAML, or load_model(..., torch_dtype='bfloat16') in "
+            "Python"),
     Renamed(old="warmup_ratio", what_happened="transformers 5 folded warmup_ratio into warmup_steps",
             replacement="warmup_steps=0.1 (a value below 1 is a fraction of all steps)"),
     Renamed(old="evaluation_strategy", what_happened="transformers renamed it in 4.41",

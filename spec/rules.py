@@ -229,3 +229,23 @@ REF_SYNC_NOT_PRECOMPUTED = Rule(
     description="sync_ref_model and precompute_ref_log_probs are not both on.",
     check=_ref_sync,
 )
+
+
+def _best_needs_metric(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("save_strategy") == "best" and not cfg.get("metric_for_best_model"):
+        return (
+            "save_strategy='best' needs metric_for_best_model to say which metric is best (transformers raises at "
+            "trainer start otherwise). Fix: set metric_for_best_model, e.g. 'eval_loss', or use save_strategy 'steps'."
+        )
+    return None
+
+
+BEST_NEEDS_METRIC = Rule(
+    name="best_checkpoint_metric",
+    fields=("save_strategy", "metric_for_best_model"),
+    description="save_strategy best needs metric_for_best_model.",
+    check=_best_needs_metric,
+)
+
+COMMON_RULES = (PRECISION, BEST_NEEDS_METRIC)
+"""Rules about the training options every algorithm shares."""

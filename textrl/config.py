@@ -65,11 +65,11 @@ class _DispatchByAlgo(ModelMetaclass):
     def __call__(cls, *args: Any, **data: Any) -> Any:
         if args:
             raise TypeError(f"{cls.__name__} takes keyword arguments only, e.g. {cls.__name__}(algo='grpo', ...)")
-        target = config_class(data.get("algo")) if cls is TextRLConfig else cls
+        target: Any = config_class(data.get("algo")) if cls is TextRLConfig else cls
         try:
             return super(_DispatchByAlgo, target).__call__(**data)  # type: ignore[misc]
         except ValidationError as exc:
-            raise translate(exc, target.algorithm()) from None
+            raise translate(exc, spec.BY_NAME[target.__algorithm__]) from None
 
 
 class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):

@@ -68,8 +68,10 @@ def _distributed(cfg: TextRLConfig) -> dict[str, Any]:
 def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig) -> Any:
     """Merge spec values, fixed values and `extra`, check `extra` against the TRL class, and build it."""
     trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
+    extra: dict[str, Any] = getattr(cfg, "extra", {})
+    options = {o.name: o for o in cfg.algorithm().options}
     problems = []
-    for key in cfg.extra:
+    for key in extra:
         if key not in trl_fields:
             guess = difflib.get_close_matches(key, sorted(trl_fields), n=1, cutoff=0.6)
             hint = f" Did you mean {guess[0]!r}?" if guess else ""
@@ -80,8 +82,8 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
                     f"{trl_class.__module__}.{trl_class.__name__}, or remove it.",
                 )
             )
-        elif key in values or key in fixed:
-            owner = next((o.name for o in cfg.algorithm().options if o.trl_name == key), key)
+        elif key in values or key in fixed or key in options:
+            owner = key if key in options else next((o.name for o in options.values() if o.trl_name == key), key)
             why = f"is fixed by algo={cfg.algo!r}" if key in fixed else f"is set by the TextRL option {owner}"
             problems.append(
                 Problem(
@@ -91,7 +93,7 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
             )
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
-    kwargs = {**values, **fixed, **_distributed(cfg), **cfg.extra}
+    kwargs = {**values, **fixed, **_distributed(cfg), **extra}
     try:
         return trl_class(**kwargs)
     except (ValueError, TypeError) as exc:

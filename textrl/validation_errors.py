@@ -37,8 +37,8 @@ def _close(word: str, candidates: Iterable[str]) -> str | None:
 
 def unknown_key(key: str, algo: spec.Algorithm) -> str:
     """Why `key` is not accepted by `algo`, and what to write instead."""
-    if key in spec.RENAMED_BY_KEY:
-        renamed = spec.RENAMED_BY_KEY[key]
+    renamed = spec.RENAMED_BY_KEY.get(key)
+    if renamed and (not renamed.families or algo.family in renamed.families):
         return f"is not a TextRL option: {renamed.what_happened}. Fix: {renamed.replacement}."
     if key in algo.fixed:
         combine = ", or use algo='dpo' with loss_type=[...] to choose or combine losses" if key == "loss_type" else ""
@@ -176,14 +176,18 @@ def _problem(err: dict[str, Any], option: spec.Option) -> Problem:
         return Problem(where, "is required in this section. Fix: add it.")
     bounds = option.bounds if len(place.path) == 1 else place.bounds()
     allowed = describe(place.type, bounds)
-    return Problem(where, f"got {_shown(err.get('input'))}; allowed: {allowed}. {_fix_for(where, allowed, place.type)}")
+    hint = f" ({option.hint})" if option.hint and len(place.path) == 1 else ""
+    return Problem(
+        where, f"got {_shown(err.get('input'))}; allowed: {allowed}{hint}. {_fix_for(where, allowed, place.type)}"
+    )
 
 
 def translate(exc: ValidationError, algo: spec.Algorithm) -> ConfigError:
     """One Problem per offending option (or nested key), each a full sentence with the fix."""
     by_field: dict[str, list[dict[str, Any]]] = {}
     problems: list[Problem] = []
-    for err in exc.errors(include_url=False):
+    for details in exc.errors(include_url=False):
+        err: dict[str, Any] = dict(details)
         error = (err.get("ctx") or {}).get("error")
         if isinstance(error, RuleViolations):
             problems.extend(error.problems)

@@ -71,6 +71,7 @@ GRPO_LOSS_TYPE = Option(
 )  # fmt: skip
 SCALE_REWARDS = Option(
     name="scale_rewards", annotation=ScaleRewards, default="group", trl_name="scale_rewards", group="Loss",
+    hint="before TRL 0.22 this was a boolean: true is now 'group', false is 'none'",
     description="Divide advantages by the reward std of the group, of the whole batch, or not at all (none, as "
     "Dr. GRPO recommends).",
 )  # fmt: skip

@@ -105,6 +105,11 @@ SAVE_TOTAL_LIMIT = Option(
     name="save_total_limit", annotation=int | None, default=None, trl_name="save_total_limit",
     group="Logging and saving", ge=1, description="Keep at most this many checkpoints, deleting the oldest.",
 )  # fmt: skip
+METRIC_FOR_BEST_MODEL = Option(
+    name="metric_for_best_model", annotation=str | None, default=None, trl_name="metric_for_best_model",
+    group="Logging and saving", example="eval_loss",
+    description="The logged metric that decides the best checkpoint, e.g. eval_loss; needed by save_strategy best.",
+)  # fmt: skip
 EVAL_STRATEGY = Option(
     name="eval_strategy", annotation=Interval, default="no", trl_name="eval_strategy", group="Logging and saving",
     description="When to evaluate on eval_dataset: no, steps or epoch.",
@@ -119,5 +124,6 @@ COMMON = (
     LEARNING_RATE, NUM_TRAIN_EPOCHS, MAX_STEPS, WARMUP_STEPS, LR_SCHEDULER_TYPE, WEIGHT_DECAY, MAX_GRAD_NORM, OPTIM,
     PER_DEVICE_TRAIN_BATCH_SIZE, PER_DEVICE_EVAL_BATCH_SIZE, GRADIENT_ACCUMULATION_STEPS,
     BF16, FP16, GRADIENT_CHECKPOINTING,
-    LOGGING_STEPS, REPORT_TO, SAVE_STRATEGY, SAVE_STEPS, SAVE_TOTAL_LIMIT, EVAL_STRATEGY, EVAL_STEPS,
+    LOGGING_STEPS, REPORT_TO, SAVE_STRATEGY, SAVE_STEPS, SAVE_TOTAL_LIMIT, METRIC_FOR_BEST_MODEL, EVAL_STRATEGY,
+    EVAL_STEPS,
 )  # fmt: skip

@@ -26,7 +26,8 @@ def spec_model(algo: spec.Algorithm) -> type[TextRLConfig]:
     }
     for option in algo.options:
         default = ... if option.required else option.default
-        fields[option.name] = (option.annotation, Field(default, description=option.description, **option.bounds))
+        info = Field(default, description=option.description, **option.bounds)  # type: ignore[call-overload]
+        fields[option.name] = (option.annotation, info)
     model = create_model(  # type: ignore[call-overload]
         algo.class_name, __base__=TextRLConfig, __module__=__name__, __doc__=class_description(algo), **fields
     )
@@ -38,7 +39,7 @@ def build_schema(algorithms: Sequence[spec.Algorithm]) -> dict[str, Any]:
     """One schema for every algorithm: `algo` picks the variant, so an editor offers only that algorithm's keys."""
     models = [spec_model(a) for a in algorithms]
     union = Annotated[Union[tuple(models)], Field(discriminator="algo")]  # type: ignore[valid-type]  # noqa: UP007
-    schema = TypeAdapter(union).json_schema(ref_template="#/$defs/{model}")
+    schema = TypeAdapter(union).json_schema(ref_template="#/$defs/{model}")  # type: ignore[arg-type]
     for model in models:
         variant = schema["$defs"][model.__name__]
         variant["required"] = ["algo", *[r for r in variant.get("required", []) if r != "algo"]]

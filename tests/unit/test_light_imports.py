@@ -1,0 +1,43 @@
+"""Validating a config imports neither torch, transformers nor trl; checked in fresh interpreters."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from textrl import spec
+
+HEAVY = ("torch", "transformers", "trl", "datasets", "peft", "accelerate")
+
+PROGRAM = """
+import sys
+import textrl
+from textrl import TextRLConfig, ConfigError
+names = {names!r}
+for name in names:
+    TextRLConfig(algo=name, output_dir="o")
+try:
+    TextRLConfig(algo="grpo", output_dir="o", num_generations=3)
+except ConfigError:
+    pass
+import textrl.configs, textrl.cli
+textrl.cli.train_parser().format_help()
+print(sorted(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def test_config_validation_never_imports_torch_or_trl() -> None:
+    code = PROGRAM.format(names=list(spec.BY_NAME), heavy=HEAVY)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_help_does_not_import_torch() -> None:
+    code = (
+        "import sys\nimport textrl.cli as cli\n"
+        "try:\n    cli.train_main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('torch', 'trl', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().endswith("[]"), done.stdout
+    assert "--learning-rate FLOAT" in done.stdout
