@@ -53,7 +53,7 @@ NON_DEFAULT: dict[str, Any] = {
 BOUND_OPS = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
 # (option, repr(value)) -> other settings a value needs, for values a spec rule rejects alone.
 COMPANIONS: dict[tuple[str, str], dict[str, Any]] = {
-    ("lr_scheduler_type", "'reduce_lr_on_plateau'"): {"eval_strategy": "steps"},  # TRL: needs an eval strategy
+    ("lr_scheduler_type", "'reduce_lr_on_plateau'"): {"eval_strategy": "steps", "metric_for_best_model": "eval_loss"},
     ("save_strategy", "'best'"): {"metric_for_best_model": "eval_loss"},
 }
 SKIPPED = {"output_dir": "required, so every build already sets a non-default value"}
