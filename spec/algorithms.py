@@ -55,7 +55,7 @@ REINFORCE_PP = Algorithm(
     "scale_rewards='batch' is the other near match, but keeps the KL in the loss instead of the reward.",
 )  # fmt: skip
 
-_PAIR_BASE = (*COMMON, pref.BETA_DPO, pref.MAX_LENGTH, pref.TRUNCATION_MODE, pref.PADDING_FREE, pref.LD_ALPHA,
+_PAIR_BASE = (*COMMON, pref.BETA_DPO, pref.MAX_LENGTH, pref.PADDING_FREE, pref.LD_ALPHA,
               *pref.REFERENCE)  # fmt: skip
 _F_DIV = (pref.F_DIVERGENCE_TYPE, pref.F_ALPHA_DIVERGENCE_COEF)
 _PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED)

@@ -24,7 +24,6 @@ ScaleRewards = Literal["group", "batch", "none"]
 ImportanceSamplingLevel = Literal["token", "sequence"]
 MultiObjectiveAggregation = Literal["sum_then_normalize", "normalize_then_sum"]
 VllmMode = Literal["colocate", "server"]
-TruncationMode = Literal["keep_start", "keep_end"]
 Interval = Literal["no", "steps", "epoch"]
 SaveInterval = Literal["no", "steps", "epoch", "best"]
 

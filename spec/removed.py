@@ -69,6 +69,9 @@ RENAMED = (
             "Python"),
     Renamed(old="warmup_ratio", what_happened="transformers 5 folded warmup_ratio into warmup_steps",
             replacement="warmup_steps=0.1 (a value below 1 is a fraction of all steps)"),
+    Renamed(old="truncation_mode", what_happened="TRL 1.16 deprecated truncation_mode='keep_end'; keep_start, the "
+            "default, is the only mode TRL keeps", replacement="remove truncation_mode (over-long rows keep their "
+            "start)", families=(Family.PAIRWISE,)),
     Renamed(old="evaluation_strategy", what_happened="transformers renamed it in 4.41",
             replacement="eval_strategy"),
     Renamed(old="peft_config", what_happened="LoRA settings belong to model loading",

@@ -247,5 +247,23 @@ BEST_NEEDS_METRIC = Rule(
     check=_best_needs_metric,
 )
 
-COMMON_RULES = (PRECISION, BEST_NEEDS_METRIC)
+
+def _plateau_needs_eval(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("lr_scheduler_type") == "reduce_lr_on_plateau" and cfg.get("eval_strategy") == "no":
+        return (
+            "lr_scheduler_type='reduce_lr_on_plateau' lowers the rate when the evaluation metric stops improving, "
+            "but eval_strategy is 'no'. Fix: set eval_strategy to 'steps' or 'epoch' (and give an eval dataset), "
+            "or choose another scheduler, e.g. 'cosine'."
+        )
+    return None
+
+
+PLATEAU_NEEDS_EVAL = Rule(
+    name="plateau_scheduler_needs_eval",
+    fields=("lr_scheduler_type", "eval_strategy"),
+    description="lr_scheduler_type reduce_lr_on_plateau needs an eval_strategy other than no.",
+    check=_plateau_needs_eval,
+)
+
+COMMON_RULES = (PRECISION, BEST_NEEDS_METRIC, PLATEAU_NEEDS_EVAL)
 """Rules about the training options every algorithm shares."""

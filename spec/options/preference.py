@@ -1,6 +1,6 @@
 """Options of the offline preference algorithms (the DPO loss family, KTO) and of reward modelling."""
 
-from ..choices import DpoLossType, FDivergenceType, KtoLossType, TruncationMode
+from ..choices import DpoLossType, FDivergenceType, KtoLossType
 from ..model import Option
 
 BETA_DPO = Option(
@@ -48,10 +48,6 @@ USE_WEIGHTING = Option(
 MAX_LENGTH = Option(
     name="max_length", annotation=int | None, default=1024, trl_name="max_length", group="Data", ge=1,
     description="Maximum tokens of prompt plus completion; longer rows are truncated. None disables truncation.",
-)  # fmt: skip
-TRUNCATION_MODE = Option(
-    name="truncation_mode", annotation=TruncationMode, default="keep_start", trl_name="truncation_mode",
-    group="Data", description="Which end of an over-long sequence to keep.",
 )  # fmt: skip
 PADDING_FREE = Option(
     name="padding_free", annotation=bool, default=False, trl_name="padding_free", group="Data",
