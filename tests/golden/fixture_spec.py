@@ -1,7 +1,7 @@
 """A small, frozen spec used only to test the templates: its rendering is compared with tests/golden/expected/.
 
-It does not import the real option catalogue, so editing the real spec never changes these golden files;
-only a template or codegen change does.
+It uses only the spec's meta-model and section models, not its catalogue of options, so editing the real
+spec's options never changes these golden files; a template or codegen change does.
 """
 
 from __future__ import annotations
@@ -9,9 +9,16 @@ from __future__ import annotations
 from typing import Literal
 
 from textrl.codegen.render import SpecView
-from textrl.spec import REQUIRED, Algorithm, Family, Option, Paper, Removed, Renamed, Rule
-from textrl.spec.formats import PAIRWISE, PROMPT_ONLY
-from textrl.spec.options.sections import MODEL, REWARD
+from textrl.spec import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule
+from textrl.spec.sections import ComposedReward, ModelSection, RewardRef
+
+PROMPT_ONLY = DataFormat(name="prompts", columns=("prompt",), description="A prompt.", example={"prompt": "Hi"})
+PAIRWISE = DataFormat(name="pairs", columns=("prompt", "chosen", "rejected"), description="Pairs.",
+                      example={"prompt": "1+1=", "chosen": "2", "rejected": "3"})  # fmt: skip
+MODEL = Option(name="model", annotation=ModelSection | None, default=None, trl_name=None, group="Sections",
+               cli=False, description="The model.")  # fmt: skip
+REWARD = Option(name="reward", annotation=RewardRef | ComposedReward | None, default=None, trl_name=None,
+                group="Sections", cli=False, description="The reward.")  # fmt: skip
 
 OUT = Option(name="output_dir", annotation=str, default=REQUIRED, trl_name="output_dir", group="Run",
              min_length=1, example="out/run", description="Where checkpoints go.")  # fmt: skip

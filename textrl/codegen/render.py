@@ -184,6 +184,7 @@ def _config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
         "class_doc": _docstring(class_description(algo)),
         "algo_literal": "Literal[" + ", ".join(py_literal(v) for v in algo_values) + "]",
         "fields": fields,
+        "choice_imports": choice_imports,
         "imports": [
             line
             for module, names in (
@@ -321,13 +322,16 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
     def render(template: str, **context: Any) -> str:
         return env.get_template(template).render(**context)
 
+    modules = {algo.name: _config_module(algo, names) for algo in algos}
+    used_choices = {n for m in modules.values() for n in m["choice_imports"]}
+    aliases = [alias_source(n, tp) for n, tp in _choice_objects() if n in used_choices]
     out: list[Artifact] = [
         Artifact("__init__.py", "package_init.py.jinja", "spec/", render("package_init.py.jinja",
                  doc="Code written by textrl.codegen from spec/ and templates/. Never edit by hand.")),
         Artifact("configs/__init__.py", "configs_init.py.jinja", "spec/algorithms.py",
                  render("configs_init.py.jinja", algos=algos)),
         Artifact("configs/choices.py", "choices.py.jinja", "spec/choices.py",
-                 render("choices.py.jinja", aliases=[alias_source(n, tp) for n, tp in _choice_objects()])),
+                 render("choices.py.jinja", aliases=aliases)),
         Artifact("trl_builders/__init__.py", "package_init.py.jinja", "spec/algorithms.py",
                  render("package_init.py.jinja", doc="One TRL config builder per algorithm; see "
                         "textrl.trl_build.build_trl_config.")),
@@ -342,7 +346,7 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
     for algo in algos:
         source_name = f"spec/algorithms.py ({algo.name})"
         out.append(Artifact(f"configs/{algo.name}.py", "config_class.py.jinja", source_name,
-                            render("config_class.py.jinja", **_config_module(algo, names))))  # fmt: skip
+                            render("config_class.py.jinja", **modules[algo.name])))  # fmt: skip
         out.append(Artifact(f"trl_builders/{algo.name}.py", "trl_builder.py.jinja", source_name,
                             render("trl_builder.py.jinja", **_trl_builder_module(algo))))  # fmt: skip
         out.append(Artifact(f"docs/options/{algo.name}.md", "options.md.jinja", source_name,
