@@ -75,12 +75,12 @@ def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
         inner = get_args(tp)[0]
         size = ""
         if bounds.get("min_length") == bounds.get("max_length") and "min_length" in bounds:
-            size = f" of exactly {bounds['min_length']}"
+            size = f" (exactly {bounds['min_length']})"
         elif "min_length" in bounds:
-            size = f" of at least {bounds['min_length']}"
+            size = f" (at least {bounds['min_length']})"
         if get_origin(inner) is Literal:
-            return f"a list{size} of " + ", ".join(repr(v) for v in get_args(inner))
-        return f"a list{size} of {_plural(describe(inner))}"
+            return "a list of " + ", ".join(repr(v) for v in get_args(inner)) + size
+        return f"a list of {_plural(describe(inner))}{size}"
     if get_origin(tp) is dict:
         return "a mapping"
     if isinstance(tp, type) and issubclass(tp, BaseModel):

@@ -14,7 +14,7 @@ import jinja2
 from pydantic import BaseModel
 
 from textrl import spec
-from textrl.annotations import describe, source, strip_optional
+from textrl.annotations import describe, source, strip_optional, union_members
 from textrl.spec import choices, sections
 
 from .schema import build_schema, class_description
@@ -291,6 +291,45 @@ def _doc_rows(algo: spec.Algorithm) -> list[dict[str, Any]]:
     return [{"group": g, "rows": rows} for g, rows in groups.items()]
 
 
+def _section_docs(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
+    """Each section option (model, dataset, reward, ...) with the keys of its section models."""
+    everyone = [a.name for a in algos]
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for algo in algos:
+        for option in algo.options:
+            models = _union_models(option.annotation)
+            models += [n for m in models for f in m.model_fields.values() for n in _union_models(f.annotation)]
+            if option.trl_name is not None or not models or option.name in seen:
+                continue
+            seen.add(option.name)
+            users = [a.name for a in algos if option.name in a.option_names]
+            out.append(
+                {
+                    "key": option.name,
+                    "algos": "" if users == everyone else ", ".join(users),
+                    "doc": option.description.replace("|", "\\|"),
+                    "models": [_model_doc(m) for m in models],
+                }
+            )
+    return out
+
+
+def _union_models(tp: Any) -> list[type[BaseModel]]:
+    return [m for m in union_members(strip_optional(tp)) if isinstance(m, type) and issubclass(m, BaseModel)]
+
+
+def _model_doc(model: type[BaseModel]) -> dict[str, Any]:
+    fields = []
+    for name, info in model.model_fields.items():
+        bounds = {k: getattr(m, k) for m in info.metadata for k in ("ge", "gt", "le", "lt", "min_length")
+                  if getattr(m, k, None) is not None}  # fmt: skip
+        default = "required" if info.is_required() else f"`{json.dumps(info.default)}`"
+        fields.append({"name": name, "allowed": describe(info.annotation, bounds).replace("|", "\\|"),
+                       "default": default, "description": (info.description or "").replace("|", "\\|")})  # fmt: skip
+    return {"name": model.__name__, "doc": (model.__doc__ or "").strip(), "fields": fields}
+
+
 def _trl_default_notes(algo: spec.Algorithm, view: SpecView) -> list[dict[str, str]]:
     notes = []
     for (who, name), why in view.different_from_trl.items():
@@ -342,6 +381,8 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
         Artifact("docs/algorithms.md", "algorithms.md.jinja", "spec/algorithms.py",
                  render("algorithms.md.jinja", algos=algos, removed=view.removed, renamed=view.renamed)),
         Artifact("docs/cli.md", "cli.md.jinja", "spec/options", render("cli.md.jinja", flags=flags)),
+        Artifact("docs/sections.md", "sections.md.jinja", "spec/sections.py",
+                 render("sections.md.jinja", sections=_section_docs(algos))),
     ]  # fmt: skip
     for algo in algos:
         source_name = f"spec/algorithms.py ({algo.name})"
