@@ -11,12 +11,22 @@ __version__ = "1.0.0"
 
 if TYPE_CHECKING:
     from .config import TextRLConfig
-    from .errors import ConfigError, MigrationError
+    from .errors import ConfigError, DataError, MigrationError, RewardError
+    from .models import load_model
+    from .rewards import reward_fn
+    from .trainers import OnlineTrainer, PreferenceTrainer, RewardModelTrainer
 
 _LAZY = {
     "TextRLConfig": "textrl.config",
     "ConfigError": "textrl.errors",
     "MigrationError": "textrl.errors",
+    "DataError": "textrl.errors",
+    "RewardError": "textrl.errors",
+    "load_model": "textrl.models",
+    "reward_fn": "textrl.rewards",
+    "OnlineTrainer": "textrl.trainers",
+    "PreferenceTrainer": "textrl.trainers",
+    "RewardModelTrainer": "textrl.trainers",
 }
 
 # Names of the PFRL-based TextRL (< 1.0); importing them explains the move instead of a bare ImportError.
@@ -37,4 +47,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'textrl' has no attribute {name!r}")
 
 
-__all__ = ["ConfigError", "MigrationError", "TextRLConfig", "__version__"]
+__all__ = [
+    "ConfigError",
+    "DataError",
+    "MigrationError",
+    "OnlineTrainer",
+    "PreferenceTrainer",
+    "RewardError",
+    "RewardModelTrainer",
+    "TextRLConfig",
+    "__version__",
+    "load_model",
+    "reward_fn",
+]

@@ -40,3 +40,20 @@ class ConfigError(ValueError):
 
 class MigrationError(ConfigError):
     """The config asks for something TRL moved or removed; the message gives the supported replacement."""
+
+
+class DataError(ValueError):
+    """A dataset does not have the shape the algorithm needs; names the column, the row and the format."""
+
+    def __init__(self, message: str, *, column: str | None = None, row: int | None = None) -> None:
+        self.column = column
+        self.row = row
+        super().__init__(message)
+
+
+class RewardError(ValueError):
+    """A reward function broke its contract (wrong length, non-numeric, NaN/inf) or raised."""
+
+    def __init__(self, message: str, *, reward: str) -> None:
+        self.reward = reward
+        super().__init__(message)

@@ -1,0 +1,178 @@
+"""Datasets: build them from lists, JSONL files or the hub, and check their shape before any model is loaded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError
+
+_FILE_TYPES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
+    """A `datasets.Dataset` from strings (each becomes a prompt-only row) or mappings (rows as they are)."""
+    from datasets import Dataset
+
+    rows: list[dict[str, Any]] = []
+    kinds = set()
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            rows.append({"prompt": item})
+            kinds.add("str")
+        elif isinstance(item, Mapping):
+            rows.append(dict(item))
+            kinds.add("mapping")
+        else:
+            raise DataError(
+                f"from_list: row {i} is {type(item).__name__}; allowed: a string (a prompt) or a mapping "
+                "(a row). Fix: convert that item.",
+                row=i,
+            )
+    if len(kinds) > 1:
+        raise DataError(
+            "from_list: got both strings and mappings; a dataset's rows must share one layout. Fix: "
+            "write every item as a mapping, e.g. {'prompt': ...}."
+        )
+    if not rows:
+        raise DataError("from_list: got no items. Fix: give at least one row.")
+    return Dataset.from_list(rows)
+
+
+def from_jsonl(path: str | Path) -> Any:
+    """A `datasets.Dataset` from a JSON Lines file; a malformed line is an error naming the line number."""
+    from datasets import Dataset
+
+    path = Path(path)
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}). "
+                    "Fix: correct or remove that line.",
+                    row=number,
+                ) from None
+            if not isinstance(row, dict):
+                raise DataError(
+                    f"{path}:{number}: a JSON {type(row).__name__}, expected an object (one row). "
+                    'Fix: write each line as {"prompt": ...}.',
+                    row=number,
+                )
+            rows.append(row)
+    if not rows:
+        raise DataError(f"{path}: no rows. Fix: add at least one JSON object per line.")
+    return Dataset.from_list(rows)
+
+
+def from_hub(name: str, split: str = "train", subset: str | None = None, **kwargs: Any) -> Any:
+    """A split of a hub dataset, a local dataset folder, or a local .jsonl/.json/.csv/.parquet file.
+
+    `split` takes slicing such as `train[:1%]`. Extra keyword arguments go to `datasets.load_dataset`.
+    """
+    from datasets import load_dataset
+
+    local = Path(name)
+    if local.is_file():
+        kind = _FILE_TYPES.get(local.suffix.lower())
+        if kind is None:
+            raise DataError(
+                f"{name}: unknown file type {local.suffix!r}; allowed: {', '.join(_FILE_TYPES)}. Fix: convert the file."
+            )
+        return load_dataset(kind, data_files={"train": str(local)}, split=split, **kwargs)
+    return load_dataset(name, subset, split=split, **kwargs)
+
+
+# --- shape checks -------------------------------------------------------------------------------------------------
+
+_FORMATS = {
+    "prompt-only": ("prompt",),
+    "preference (paired)": ("chosen", "rejected"),
+    "unpaired preference": ("prompt", "completion", "label"),
+    "preference (implicit prompt allowed)": ("chosen", "rejected"),
+}
+
+
+def _text_kind(value: Any) -> str | None:
+    """'standard' for text, 'conversational' for a list of {role, content} messages, None otherwise."""
+    if isinstance(value, str):
+        return "standard"
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(m, Mapping) and "role" in m and "content" in m for m in value)
+    ):
+        return "conversational"
+    return None
+
+
+def _check_text_column(values: Sequence[Any], column: str, fmt: str, kinds: dict[str, tuple[str, int]]) -> None:
+    for row, value in enumerate(values):
+        kind = _text_kind(value)
+        if kind is None:
+            raise DataError(
+                f"column {column!r}, row {row}: got {type(value).__name__} {value!r:.60}; the {fmt} format needs a "
+                "string or a list of {role, content} messages. Fix: correct that row or drop it.",
+                column=column,
+                row=row,
+            )
+        if (kind == "standard" and not value.strip()) or (
+            kind == "conversational" and not str(value[-1]["content"]).strip()
+        ):
+            raise DataError(
+                f"column {column!r}, row {row}: empty text. Fix: drop the row or fill it in.", column=column, row=row
+            )
+        first = kinds.setdefault("kind", (kind, row))
+        if first[0] != kind:
+            raise DataError(
+                f"column {column!r}, row {row}: {kind} data, but row {first[1]} is {first[0]}; the {fmt} format "
+                "needs one layout throughout (all plain text or all chat messages). Fix: convert the rows to one "
+                "layout.",
+                column=column,
+                row=row,
+            )
+
+
+def check_dataset(dataset: Any, data_format: str) -> Any:
+    """Check every row against a data format of the spec (e.g. 'prompt-only'); returns the dataset, ready for TRL.
+
+    A prompt-only dataset with a `messages` column and no `prompt` column gets it renamed to `prompt`.
+    """
+    if data_format not in _FORMATS:
+        raise ValueError(f"unknown data format {data_format!r}")
+    columns = list(dataset.column_names)
+    if data_format == "prompt-only" and "prompt" not in columns and "messages" in columns:
+        dataset = dataset.rename_column("messages", "prompt")
+        columns = list(dataset.column_names)
+    needed = _FORMATS[data_format]
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        raise DataError(
+            f"missing column {missing[0]!r}: the {data_format} format needs columns {', '.join(needed)}; the dataset "
+            f"has {', '.join(columns) or 'none'}. Fix: rename or add the column (dataset.rename_column(...)).",
+            column=missing[0],
+        )
+    if len(dataset) == 0:
+        raise DataError(
+            f"the dataset has no rows; the {data_format} format needs at least one. Fix: check the "
+            "split or the filter that produced it."
+        )
+    kinds: dict[str, tuple[str, int]] = {}
+    for column in (c for c in ("prompt", "chosen", "rejected", "completion") if c in columns):
+        _check_text_column(dataset[column], column, data_format, kinds)
+    if "label" in needed:
+        for row, label in enumerate(dataset["label"]):
+            if not isinstance(label, bool):
+                raise DataError(
+                    f"column 'label', row {row}: got {label!r} ({type(label).__name__}); the {data_format} format "
+                    "needs true (desirable) or false (undesirable). Fix: set a boolean label on that row.",
+                    column="label",
+                    row=row,
+                )
+    return dataset

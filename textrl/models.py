@@ -1,0 +1,190 @@
+"""load_model: a policy (optionally LoRA / 4-bit), its tokenizer, and a reference model when one is needed."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Literal
+
+from .errors import ConfigError, Problem
+
+Task = Literal["auto", "causal-lm", "reward"]
+
+
+def _peft_section(peft: Any) -> Any:
+    """Validate the `peft` dict with the spec's PeftSection (same rules and messages as YAML's model.peft)."""
+    from pydantic import ValidationError
+
+    from .spec.sections import PeftSection
+
+    if peft is None or isinstance(peft, PeftSection):
+        return peft
+    if not isinstance(peft, dict):
+        raise ConfigError(
+            [
+                Problem(
+                    "peft",
+                    f"got {type(peft).__name__}; allowed: a mapping such as "
+                    "{'type': 'lora', 'r': 16}. Fix: pass a dict.",
+                )
+            ]
+        )
+    try:
+        return PeftSection(**peft)
+    except ValidationError as exc:
+        problems = [
+            Problem(
+                "peft." + ".".join(map(str, e["loc"])) if e["loc"] else "peft",
+                f"{e['msg']}; got {e.get('input')!r}. Allowed keys and types: see generated/docs/sections.md "
+                f"(PeftSection). Fix: correct it.",
+            )
+            for e in exc.errors(include_url=False)
+        ]
+        raise ConfigError(problems) from None
+
+
+def lora_config(peft: Any, task_type: str = "CAUSAL_LM") -> Any:
+    """PEFT's LoraConfig for a validated PeftSection."""
+    from peft import LoraConfig
+
+    targets = peft.target_modules
+    return LoraConfig(
+        r=peft.r,
+        lora_alpha=peft.alpha if peft.alpha is not None else 2 * peft.r,
+        lora_dropout=peft.dropout,
+        target_modules=targets,
+        bias=peft.bias,
+        use_rslora=peft.use_rslora,
+        use_dora=peft.use_dora,
+        task_type=task_type,
+    )
+
+
+def _quantization(quantization: str | None, dtype: Any) -> Any:
+    if quantization is None:
+        return None
+    if quantization not in ("4bit", "8bit"):
+        raise ConfigError(
+            [Problem("quantization", f"got {quantization!r}; allowed: '4bit', '8bit' or None. Fix: use one of these.")]
+        )
+    if importlib.util.find_spec("bitsandbytes") is None:
+        raise ConfigError(
+            [
+                Problem(
+                    "quantization",
+                    f"got {quantization!r}, which needs bitsandbytes, and it is not "
+                    "installed. Fix: pip install 'textrl[quant]' (on a machine with a CUDA GPU).",
+                )
+            ]
+        )
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            [
+                Problem(
+                    "quantization",
+                    f"got {quantization!r}, but no CUDA device is visible; "
+                    "bitsandbytes 4/8-bit loading needs one. Fix: run on a GPU, or drop quantization.",
+                )
+            ]
+        )
+    from transformers import BitsAndBytesConfig
+
+    if quantization == "8bit":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    return BitsAndBytesConfig(
+        load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype
+    )
+
+
+def _resolve_dtype(torch_dtype: str | None) -> Any:
+    import torch
+
+    from .trl_build import bf16_supported
+
+    if torch_dtype in (None, "auto"):
+        return torch.bfloat16 if bf16_supported() else torch.float32
+    names = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+    if torch_dtype not in names:
+        raise ConfigError(
+            [
+                Problem(
+                    "torch_dtype",
+                    f"got {torch_dtype!r}; allowed: 'auto', 'bfloat16', 'float16', "
+                    "'float32' or None. Fix: use one of these.",
+                )
+            ]
+        )
+    return names[torch_dtype]
+
+
+def _detect_task(name_or_path: str, revision: str | None, trust_remote_code: bool) -> Task:
+    """A sequence-classification head for checkpoints saved as classifiers or that have no causal-LM head."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(name_or_path, revision=revision, trust_remote_code=trust_remote_code)
+    archs = list(getattr(config, "architectures", None) or [])
+    if any(a.endswith("ForSequenceClassification") for a in archs):
+        return "reward"
+    if archs and not any(a.endswith("ForCausalLM") or "ConditionalGeneration" in a for a in archs):
+        return "reward"  # an encoder (e.g. BERT) can only serve as a reward model here
+    return "causal-lm"
+
+
+def load_model(
+    name_or_path: str,
+    peft: dict[str, Any] | None = None,
+    quantization: str | None = None,
+    torch_dtype: str | None = None,
+    attn_implementation: str | None = None,
+    load_ref: bool = True,
+    *,
+    task: Task = "auto",
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+) -> tuple[Any, Any, Any]:
+    """Load `(policy, tokenizer, ref_or_None)` from a hub id or a local folder.
+
+    - `peft={"type": "lora", "r": 16, ...}` wraps the policy in a LoRA adapter; the reference is then None
+      because TRL disables the adapter for the reference pass.
+    - `quantization="4bit"` (nf4 QLoRA) or `"8bit"` loads the base weights with bitsandbytes (CUDA only).
+    - `task="auto"` loads a sequence-classification head (one label) for classifier or encoder checkpoints,
+      for use as a reward model; force it with `task="reward"`.
+    - A tokenizer without a pad token gets its eos token as pad.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    section = _peft_section(peft)
+    dtype = _resolve_dtype(torch_dtype)
+    if task == "auto":
+        task = _detect_task(name_or_path, revision, trust_remote_code)
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path, revision=revision, trust_remote_code=trust_remote_code)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": dtype}
+    if attn_implementation:
+        kwargs["attn_implementation"] = attn_implementation
+    quant = _quantization(quantization, dtype)
+    if quant is not None:
+        kwargs["quantization_config"] = quant
+        kwargs["device_map"] = {"": torch.cuda.current_device()}
+    auto = AutoModelForSequenceClassification if task == "reward" else AutoModelForCausalLM
+    if task == "reward":
+        kwargs["num_labels"] = 1
+    model = auto.from_pretrained(name_or_path, **kwargs)
+    if task == "reward" and model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    if quant is not None:
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+    ref = None
+    if section is not None:
+        from peft import get_peft_model
+
+        model = get_peft_model(model, lora_config(section, "SEQ_CLS" if task == "reward" else "CAUSAL_LM"))
+    elif load_ref and task != "reward":
+        ref = auto.from_pretrained(name_or_path, **kwargs).eval()
+        ref.requires_grad_(False)
+    return model, tokenizer, ref

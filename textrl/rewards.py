@@ -1,0 +1,262 @@
+"""Rewards for online training: plain functions, stateful classes, weighted compositions and classifier scores.
+
+A reward takes `(prompts, completions, **columns)` and returns one float per completion (None skips that
+completion for this reward, as in TRL). TextRL enforces that contract with the reward's name in the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from numbers import Real
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import RewardError
+
+
+@runtime_checkable
+class RewardFn(Protocol):
+    """What TextRL and TRL call: one score per completion."""
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]: ...
+
+
+def _check_output(name: str, output: Any, prompts: Sequence[Any]) -> list[float | None]:
+    if isinstance(output, str | bytes) or not isinstance(output, Sequence):
+        raise RewardError(
+            f"reward {name!r} returned {type(output).__name__}; it must return a list with one float per "
+            f"completion ({len(prompts)} here). Fix: return a list.",
+            reward=name,
+        )
+    if len(output) != len(prompts):
+        raise RewardError(
+            f"reward {name!r} returned {len(output)} values for {len(prompts)} completions; it must return one per "
+            "completion, in order. Fix: return a value (or None to skip) for every completion.",
+            reward=name,
+        )
+    values: list[float | None] = []
+    for i, value in enumerate(output):
+        if value is None:
+            values.append(None)
+            continue
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise RewardError(
+                f"reward {name!r} returned {value!r} ({type(value).__name__}) at position {i}; allowed: a number or "
+                f"None. Prompt: {_short(prompts[i])}. Fix: return floats.",
+                reward=name,
+            )
+        number = float(value)
+        if not math.isfinite(number):
+            raise RewardError(
+                f"reward {name!r} returned {number} at position {i}; rewards must be finite. Prompt: "
+                f"{_short(prompts[i])}. Fix: clip or replace it (None skips a completion).",
+                reward=name,
+            )
+        values.append(number)
+    return values
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _raised(name: str, exc: Exception, prompts: Sequence[Any]) -> RewardError:
+    first = _short(prompts[0]) if prompts else "none"
+    return RewardError(
+        f"reward {name!r} raised {type(exc).__name__}: {exc} (on a batch of {len(prompts)} completions whose first "
+        f"prompt is {first}). Fix: handle that input in the reward, or return None for completions it cannot score.",
+        reward=name,
+    )
+
+
+def _accepted_kwargs(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """TRL passes extra keyword arguments (trainer_state, completion_ids, dataset columns); give a function only
+    those it declares, unless it takes **kwargs."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return lambda kwargs: kwargs
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return lambda kwargs: kwargs
+    names = set(params)
+    return lambda kwargs: {k: v for k, v in kwargs.items() if k in names}
+
+
+def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Decorate a reward function: its output is checked (length, numbers, finite) and errors name it.
+
+    Async functions stay async, so TRL runs several of them concurrently. Use as `@reward_fn` or
+    `@reward_fn(name="brevity")`.
+    """
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        label = name or getattr(func, "__name__", type(func).__name__)
+        pick = _accepted_kwargs(func)
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+                try:
+                    output = await func(prompts=prompts, completions=completions, **pick(kwargs))
+                except RewardError:
+                    raise
+                except Exception as exc:
+                    raise _raised(label, exc, prompts) from exc
+                return _check_output(label, output, prompts)
+
+            wrapped: Callable[..., Any] = run_async
+        else:
+
+            @functools.wraps(func)
+            def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+                try:
+                    output = func(prompts=prompts, completions=completions, **pick(kwargs))
+                except RewardError:
+                    raise
+                except Exception as exc:
+                    raise _raised(label, exc, prompts) from exc
+                return _check_output(label, output, prompts)
+
+            wrapped = run
+        wrapped.__name__ = label
+        wrapped.__textrl_reward__ = True  # type: ignore[attr-defined]
+        return wrapped
+
+    return wrap(fn) if fn is not None else wrap
+
+
+class BaseReward:
+    """A stateful reward: subclass, implement `score`, and call the instance like a function.
+
+    `name` (default: the class name) labels the reward in logs and errors.
+    """
+
+    name: str = ""
+
+    def __init__(self) -> None:
+        self.__name__ = self.name or type(self).__name__
+
+    def score(self, prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:
+        raise NotImplementedError(f"{type(self).__name__} must implement score(prompts, completions, **columns)")
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        label = getattr(self, "__name__", type(self).__name__)
+        try:
+            output = self.score(prompts, completions, **_accepted_kwargs(self.score)(kwargs))
+        except RewardError:
+            raise
+        except Exception as exc:
+            raise _raised(label, exc, prompts) from exc
+        return _check_output(label, output, prompts)
+
+
+def as_reward(fn: Any) -> Any:
+    """A callable with TextRL's contract checks (already-checked rewards, composites and models pass unchanged)."""
+    if getattr(fn, "__textrl_reward__", False) or isinstance(fn, BaseReward | Composed):
+        return fn
+    if callable(fn) and not _is_model(fn):
+        return reward_fn(fn)
+    return fn
+
+
+def _is_model(obj: Any) -> bool:
+    return type(obj).__module__.startswith(("transformers", "peft", "torch")) or hasattr(obj, "config")
+
+
+class Composed:
+    """Several rewards with weights. In a trainer each component is handed to TRL separately, so each is logged
+    as its own metric (rewards/<name>/mean) and TRL sums them with the weights; called directly, it returns the
+    weighted sum."""
+
+    def __init__(self, rewards: Sequence[Any], weights: Sequence[float] | None = None) -> None:
+        if not rewards:
+            raise RewardError("compose() needs at least one reward. Fix: pass reward functions.", reward="compose")
+        if weights is not None and len(weights) != len(rewards):
+            raise RewardError(
+                f"compose() got {len(weights)} weights for {len(rewards)} rewards. Fix: give one weight per reward.",
+                reward="compose",
+            )
+        self.components = [as_reward(r) for r in rewards]
+        self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(rewards)
+        self.__name__ = "+".join(getattr(r, "__name__", type(r).__name__) for r in self.components)
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        async def gather() -> list[Any]:
+            async def one(reward: Any) -> Any:
+                if inspect.iscoroutinefunction(reward):
+                    return await reward(prompts=prompts, completions=completions, **kwargs)
+                return await asyncio.to_thread(reward, prompts=prompts, completions=completions, **kwargs)
+
+            return await asyncio.gather(*(one(r) for r in self.components))
+
+        outputs = asyncio.run(gather())
+        total: list[float | None] = []
+        for i in range(len(prompts)):
+            parts = [(w, out[i]) for w, out in zip(self.weights, outputs, strict=True) if out[i] is not None]
+            total.append(sum(w * v for w, v in parts) if parts else None)
+        return total
+
+
+def compose(*rewards: Any, weights: Sequence[float] | None = None) -> Composed:
+    """Combine rewards with weights (default 1.0 each); each component is logged on its own."""
+    return Composed(rewards, weights)
+
+
+def length_penalty(target: int = 64, *, unit: str = "chars", name: str = "length_penalty") -> Any:
+    """A built-in reward: 0 at `target` length, falling linearly (-1 per `target` of distance) away from it.
+
+    `unit` is "chars" (len of the text) or "words".
+    """
+    if unit not in ("chars", "words"):
+        raise ValueError(f"length_penalty unit: got {unit!r}; allowed: 'chars', 'words'. Fix: use one of these.")
+    if target <= 0:
+        raise ValueError(f"length_penalty target: got {target}; allowed: an integer > 0. Fix: use a positive length.")
+
+    def measure(text: Any) -> int:
+        content = text if isinstance(text, str) else " ".join(str(m.get("content", "")) for m in text)
+        return len(content.split()) if unit == "words" else len(content)
+
+    @reward_fn(name=name)
+    def reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [-abs(measure(c) - target) / target for c in completions]
+
+    return reward
+
+
+class ClassifierReward(BaseReward):
+    """Scores completions with a transformers text-classification pipeline: the probability of `target_label`.
+
+    Batched and without gradients. With `target_label=None` the pipeline's top score is used.
+    """
+
+    def __init__(self, pipeline: Any, target_label: str | None = None, *, batch_size: int = 16) -> None:
+        self.name = f"classifier_{target_label}" if target_label else "classifier"
+        super().__init__()
+        self.pipeline = pipeline
+        self.target_label = target_label
+        self.batch_size = batch_size
+
+    def score(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float | None]:
+        import torch
+
+        texts = [c if isinstance(c, str) else str(c[-1].get("content", "")) for c in completions]
+        with torch.no_grad():
+            outputs = self.pipeline(texts, batch_size=self.batch_size, top_k=None)
+        scores: list[float | None] = []
+        for result in outputs:
+            labels = {r["label"]: float(r["score"]) for r in result}
+            if self.target_label is None:
+                scores.append(max(labels.values()))
+            elif self.target_label in labels:
+                scores.append(labels[self.target_label])
+            else:
+                raise RewardError(
+                    f"reward {self.__name__!r}: target_label {self.target_label!r} is not a label of the pipeline's "
+                    f"model; allowed: {', '.join(sorted(labels))}. Fix: pass one of these.",
+                    reward=self.__name__,
+                )
+        return scores

@@ -1,0 +1,89 @@
+"""What the three trainers share: config and data checks, the TRL config, the manifest and train()."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..config import TextRLConfig
+from ..data import check_dataset
+from ..errors import ConfigError, Problem
+from ..spec import Family
+from ..trl_build import build_trl_config
+from .manifest import trl_changes, write_manifest
+
+_TRAINER_FOR = {
+    Family.ONLINE: "OnlineTrainer",
+    Family.PAIRWISE: "PreferenceTrainer",
+    Family.BINARY: "PreferenceTrainer",
+    Family.REWARD_MODEL: "RewardModelTrainer",
+}
+
+
+class TextRLTrainer:
+    """Base of the TextRL trainers. `trl_trainer` is the underlying TRL trainer, for anything TextRL does not wrap."""
+
+    families: ClassVar[tuple[Family, ...]] = ()
+
+    def __init__(
+        self,
+        *,
+        model: Any,
+        config: TextRLConfig | dict[str, Any],
+        train_dataset: Any,
+        tokenizer: Any = None,
+        processing_class: Any = None,
+        eval_dataset: Any = None,
+        callbacks: list[Any] | None = None,
+    ) -> None:
+        self.config = self._config(config)
+        algo = self.config.algorithm()
+        if tokenizer is not None and processing_class is not None and tokenizer is not processing_class:
+            raise ConfigError(
+                [Problem("tokenizer", "both tokenizer= and processing_class= were given. Fix: pass only tokenizer=.")]
+            )
+        self.tokenizer = tokenizer if tokenizer is not None else processing_class
+        self.train_dataset = check_dataset(train_dataset, algo.data_format.name)
+        self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
+        self.trl_config = build_trl_config(self.config)
+        # before the TRL trainer exists: building a reference TRL config resets accelerate's shared state
+        self._trl_changes = trl_changes(self.trl_config)
+        self.trl_trainer = self._build(model, callbacks)
+
+    def _config(self, config: TextRLConfig | dict[str, Any]) -> TextRLConfig:
+        cfg = config if isinstance(config, TextRLConfig) else TextRLConfig.model_validate(config)
+        family = cfg.algorithm().family
+        if family not in self.families:
+            right = _TRAINER_FOR[family]
+            raise ConfigError(
+                [
+                    Problem(
+                        "algo",
+                        f"algo={cfg.algo!r} is a {family.value} algorithm, but {type(self).__name__} trains "
+                        f"{' and '.join(f.value for f in self.families)} algorithms. Fix: use {right} for it.",
+                    )
+                ],
+                algo=cfg.algo,
+            )
+        return cfg
+
+    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
+        raise NotImplementedError
+
+    def train(self, resume_from_checkpoint: str | bool | None = None) -> Any:
+        """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput."""
+        write_manifest(
+            self.config.output_dir,  # type: ignore[attr-defined]
+            config=self.config,
+            trl_config=self.trl_config,
+            trl_changes=self._trl_changes,
+            datasets={"train": self.train_dataset, "eval": self.eval_dataset},
+        )
+        return self.trl_trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+
+    @property
+    def log_history(self) -> list[dict[str, Any]]:
+        """The metrics TRL logged, one dict per logging step."""
+        return list(self.trl_trainer.state.log_history)
+
+    def save_model(self, output_dir: str | None = None) -> None:
+        self.trl_trainer.save_model(output_dir)

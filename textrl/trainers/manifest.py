@@ -1,0 +1,58 @@
+"""The run manifest: what is needed to reproduce a run, written to output_dir before training starts."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "textrl_manifest.json"
+PACKAGES = ("textrl", "trl", "transformers", "torch", "peft", "accelerate", "datasets", "pydantic")
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def trl_changes(trl_config: Any) -> dict[str, Any]:
+    """The TRL config fields whose values differ from a default-built config of the same class.
+
+    Call it before a TRL trainer is built: constructing TrainingArguments resets accelerate's shared state.
+    """
+    reference = type(trl_config)(output_dir=trl_config.output_dir, bf16=trl_config.bf16)
+    changed = {}
+    for field in dataclasses.fields(trl_config):
+        mine, theirs = getattr(trl_config, field.name, None), getattr(reference, field.name, None)
+        if field.name != "output_dir" and mine != theirs:
+            changed[field.name] = mine
+    return json.loads(json.dumps(changed, default=str))
+
+
+def write_manifest(
+    output_dir: str, *, config: Any, trl_config: Any, trl_changes: dict[str, Any], datasets: dict[str, Any]
+) -> Path:
+    path = Path(output_dir) / MANIFEST
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {
+        "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "textrl_config": config.model_dump(mode="json"),
+        "trl_config_class": f"{type(trl_config).__module__}.{type(trl_config).__name__}",
+        "trl_config_changes": trl_changes,
+        "versions": {p: _version(p) for p in PACKAGES} | {"python": platform.python_version()},
+        "datasets": {
+            name: {"rows": len(ds), "columns": list(ds.column_names), "fingerprint": getattr(ds, "_fingerprint", None)}
+            for name, ds in datasets.items()
+            if ds is not None
+        },
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)  # never a half-written manifest
+    return path

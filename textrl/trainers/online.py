@@ -1,0 +1,110 @@
+"""OnlineTrainer: GRPO (TRL's GRPOTrainer), RLOO and REINFORCE++ (TRL's RLOOTrainer), chosen by config.algo."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, ClassVar
+
+from ..errors import ConfigError, Problem
+from ..rewards import Composed, as_reward
+from ..spec import Family
+from .base import TextRLTrainer
+
+
+def _model_id(model: Any) -> str | None:
+    config = getattr(model, "config", None)
+    return getattr(config, "_name_or_path", None)
+
+
+def _flatten(reward: Any) -> tuple[list[Any], list[float] | None]:
+    """TRL's reward_funcs list and weights (None when no composition set them)."""
+    items = list(reward) if isinstance(reward, list | tuple) else [reward]
+    funcs: list[Any] = []
+    weights: list[float] = []
+    composed = False
+    for item in items:
+        if isinstance(item, Composed):
+            composed = True
+            funcs += item.components
+            weights += item.weights
+        elif item is None:
+            raise ConfigError([Problem("reward", "got None in the reward list. Fix: remove it.")])
+        elif isinstance(item, str) or callable(item):
+            funcs.append(as_reward(item) if not isinstance(item, str) else item)
+            weights.append(1.0)
+        else:
+            raise ConfigError(
+                [
+                    Problem(
+                        "reward",
+                        f"got {type(item).__name__}; allowed: a reward function, a BaseReward, compose(...), a "
+                        "sequence-classification model (or its path), or a list of these. Fix: pass one of these.",
+                    )
+                ]
+            )
+    return funcs, (weights if composed else None)
+
+
+class OnlineTrainer(TextRLTrainer):
+    """Online RL: generates completions, scores them with `reward`, and updates the policy.
+
+    `reward` is a function (see `textrl.rewards`), `compose(...)`, a sequence-classification model or its path,
+    or a list of these; each component is logged as `rewards/<name>/mean`. TRL's GRPO and RLOO trainers build
+    the reference model themselves from the policy's checkpoint (none with LoRA or beta=0); a `ref_model`
+    passed here must come from that same checkpoint.
+    """
+
+    families: ClassVar[tuple[Family, ...]] = (Family.ONLINE,)
+
+    def __init__(self, *, model: Any, reward: Any, ref_model: Any = None, **kwargs: Any) -> None:
+        if reward is None:
+            raise ConfigError(
+                [Problem("reward", "is required for online training. Fix: pass reward=<function or model>.")]
+            )
+        if ref_model is not None and _model_id(ref_model) != _model_id(model):
+            raise ConfigError(
+                [
+                    Problem(
+                        "ref_model",
+                        f"comes from {_model_id(ref_model)!r} but the policy from {_model_id(model)!r}; TRL's "
+                        "online trainers take the reference from the policy's own checkpoint. Fix: pass "
+                        "ref_model=None, or start the policy from the checkpoint you want as reference.",
+                    )
+                ]
+            )
+        self.reward_funcs, self._weights = _flatten(reward)
+        super().__init__(model=model, **kwargs)
+
+    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
+        configured = getattr(self.config, "reward_weights", None)
+        if self._weights is not None and configured is not None:
+            raise ConfigError(
+                [
+                    Problem(
+                        "reward_weights",
+                        "is set in the config and compose(..., weights=...) gives weights too. Fix: keep one.",
+                    )
+                ]
+            )
+        weights = configured if configured is not None else self._weights
+        if weights is not None and len(weights) != len(self.reward_funcs):
+            raise ConfigError(
+                [
+                    Problem(
+                        "reward_weights",
+                        f"has {len(weights)} values for {len(self.reward_funcs)} rewards. Fix: give one per reward.",
+                    )
+                ]
+            )
+        self.trl_config.reward_weights = weights
+        module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
+        trainer_class = getattr(importlib.import_module(module), name)
+        return trainer_class(
+            model=model,
+            reward_funcs=self.reward_funcs,
+            args=self.trl_config,
+            train_dataset=self.train_dataset,
+            eval_dataset=self.eval_dataset,
+            processing_class=self.tokenizer,
+            callbacks=callbacks,
+        )

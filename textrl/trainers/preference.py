@@ -1,0 +1,33 @@
+"""PreferenceTrainer: the DPO loss family (TRL's DPOTrainer) and KTO (TRL's KTOTrainer), chosen by config.algo."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, ClassVar
+
+from ..spec import Family
+from .base import TextRLTrainer
+
+
+class PreferenceTrainer(TextRLTrainer):
+    """Offline preference training. Pass `ref_model=None` with a LoRA policy (TRL disables the adapter for the
+    reference pass); without LoRA and without ref_model TRL loads the reference from the policy's checkpoint."""
+
+    families: ClassVar[tuple[Family, ...]] = (Family.PAIRWISE, Family.BINARY)
+
+    def __init__(self, *, model: Any, ref_model: Any = None, **kwargs: Any) -> None:
+        self.ref_model = ref_model
+        super().__init__(model=model, **kwargs)
+
+    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
+        module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
+        trainer_class = getattr(importlib.import_module(module), name)
+        return trainer_class(
+            model=model,
+            ref_model=self.ref_model,
+            args=self.trl_config,
+            train_dataset=self.train_dataset,
+            eval_dataset=self.eval_dataset,
+            processing_class=self.tokenizer,
+            callbacks=callbacks,
+        )
