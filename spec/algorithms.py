@@ -6,7 +6,14 @@ from .options import online as on
 from .options import preference as pref
 from .options.sections import REWARD, SECTIONS
 from .options.training import COMMON, LEARNING_RATE
-from .rules import COMMON_RULES, GENERATION_BATCH, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, pairwise_rules
+from .rules import (
+    COMMON_RULES,
+    COMPOSED_REWARD_WEIGHTS,
+    GENERATION_BATCH,
+    NO_LORA_ON_HEAD,
+    REF_SYNC_NOT_PRECOMPUTED,
+    pairwise_rules,
+)
 
 
 def _hf(arxiv_id: str, title: str) -> Paper:
@@ -15,7 +22,7 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
-_ONLINE_RULES = (GENERATION_BATCH, *COMMON_RULES)
+_ONLINE_RULES = (GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, *COMMON_RULES)
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,

@@ -141,6 +141,19 @@ def pairwise_rules(fixed: Sequence[str] = ()) -> tuple[Rule, ...]:
     return tuple(rules)
 
 
+def _divisors(total: int, most: int = 12) -> list[int]:
+    """The divisors >= 2 of `total`, smallest first, at most `most` of them (found in O(sqrt(total)))."""
+    small, large = [], []
+    d = 1
+    while d * d <= total:
+        if total % d == 0:
+            small.append(d)
+            if d * d != total:
+                large.append(total // d)
+        d += 1
+    return [x for x in small + large[::-1] if x >= 2][:most]
+
+
 def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
     gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
     per_device, n = cfg["per_device_train_batch_size"], cfg["num_generations"]
@@ -163,7 +176,7 @@ def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
                 f"Fix: use a multiple of {per_device}, e.g. {per_device * max(1, round(gen / per_device))}."
             )
     if gen % n:
-        fits = [d for d in range(2, gen + 1) if gen % d == 0]
+        fits = _divisors(gen)
         return (
             f"the generation batch ({source} = {gen} completions on one process) is not divisible by "
             f"num_generations={n}, so prompt groups would be split. Allowed num_generations for this batch: "
@@ -265,5 +278,47 @@ PLATEAU_NEEDS_EVAL = Rule(
     check=_plateau_needs_eval,
 )
 
-COMMON_RULES = (PRECISION, BEST_NEEDS_METRIC, PLATEAU_NEEDS_EVAL)
+
+def _whole_steps(name: str) -> Rule:
+    def check(cfg: Mapping[str, Any]) -> str | None:
+        value = cfg.get(name)
+        if value is not None and value > 1 and value != int(value):
+            return (
+                f"{name}={value}: a value above 1 counts steps and must be whole (below 1 it is a fraction of all "
+                f"steps); transformers rejects it at build time. Fix: use {int(value)} or {int(value) + 1}."
+            )
+        return None
+
+    return Rule(
+        name=f"whole_{name}",
+        fields=(name,),
+        description=f"{name} above 1 is a whole number of steps.",
+        check=check,
+    )
+
+
+def _composed_weights(cfg: Mapping[str, Any]) -> str | None:
+    reward = cfg.get("reward")
+    weights, rewards = getattr(reward, "weights", None), getattr(reward, "compose", None)
+    if weights is not None and rewards is not None and len(weights) != len(rewards):
+        return (
+            f"reward.weights has {len(weights)} values for {len(rewards)} rewards in reward.compose. "
+            "Fix: give one weight per reward, or drop weights to weigh all equally."
+        )
+    return None
+
+
+COMPOSED_REWARD_WEIGHTS = Rule(
+    name="composed_reward_weights",
+    fields=("reward",),
+    description="reward.weights has one weight per reward in reward.compose.",
+    check=_composed_weights,
+)
+
+COMMON_RULES = (
+    PRECISION,
+    BEST_NEEDS_METRIC,
+    PLATEAU_NEEDS_EVAL,
+    *(_whole_steps(n) for n in ("logging_steps", "save_steps", "eval_steps")),
+)
 """Rules about the training options every algorithm shares."""

@@ -69,7 +69,12 @@ class DatasetSection(Section):
     """Dataset configuration name, for hub datasets that have several."""
 
     model_config = ConfigDict(
-        json_schema_extra={"oneOf": [{"required": ["hub"]}, {"required": ["path"]}, {"required": ["list"]}]}
+        json_schema_extra={
+            "oneOf": [
+                {"required": [key], "properties": {key: {"type": kind}}}
+                for key, kind in (("hub", "string"), ("path", "string"), ("list", "array"))
+            ]
+        }
     )
 
     @model_validator(mode="after")
@@ -95,16 +100,7 @@ class ComposedReward(Section):
     compose: list[RewardRef] = Field(min_length=1)
     """Rewards as module:function references."""
     weights: list[float] | None = None
-    """One weight per reward; None means all 1.0."""
-
-    @model_validator(mode="after")
-    def _one_weight_each(self) -> ComposedReward:
-        if self.weights is not None and len(self.weights) != len(self.compose):
-            raise ValueError(
-                f"reward.weights has {len(self.weights)} values for {len(self.compose)} rewards in reward.compose. "
-                "Fix: give one weight per reward, or drop weights to weigh all equally."
-            )
-        return self
+    """One weight per reward (checked by the rule composed_reward_weights); None means all 1.0."""
 
 
 class ModelReward(Section):
@@ -114,8 +110,38 @@ class ModelReward(Section):
     """A hub id or local folder of a sequence-classification model, e.g. one trained with algo reward_model."""
 
 
+def _only_with_strategy(key: str, strategy: str) -> dict[str, Any]:
+    """JSON Schema: when `key` is set (not null), strategy must be written and equal `strategy`."""
+    return {
+        "if": {"required": [key], "properties": {key: {"not": {"type": "null"}}}},
+        "then": {"required": ["strategy"], "properties": {"strategy": {"const": strategy}}},
+    }
+
+
 class DistributedSection(Section):
     """How to spread training over devices; handed to accelerate, DeepSpeed or FSDP, never re-implemented."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _only_with_strategy("zero_stage", "deepspeed"),
+                _only_with_strategy("fsdp_version", "fsdp"),
+                {
+                    "if": {"required": ["offload"], "properties": {"offload": {"const": "optimizer_and_parameters"}}},
+                    "then": {
+                        "required": ["strategy"],
+                        "anyOf": [
+                            {"properties": {"strategy": {"const": "fsdp"}}},
+                            {
+                                "required": ["zero_stage"],
+                                "properties": {"strategy": {"const": "deepspeed"}, "zero_stage": {"const": 3}},
+                            },
+                        ],
+                    },
+                },
+            ]
+        }
+    )
 
     strategy: DistributedStrategy = "ddp"
     """ddp (data parallel, the accelerate default), deepspeed or fsdp."""
