@@ -12,6 +12,39 @@ from .errors import DataError
 _FILE_TYPES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "chat messages" if _text_kind(value) == "conversational" else "list"
+    return type(value).__name__
+
+
+def _same_layout(rows: Sequence[Mapping[str, Any]], where: str) -> None:
+    """Arrow needs one type per column; say which row breaks it instead of Arrow's 'Expected bytes, got list'."""
+    first: dict[str, tuple[str, int]] = {}
+    for row_number, row in enumerate(rows):
+        for column, value in row.items():
+            kind = _kind(value)
+            if kind == "null":
+                continue
+            seen = first.setdefault(column, (kind, row_number))
+            if seen[0] != kind:
+                raise DataError(
+                    f"{where}: column {column!r}, row {row_number}: {kind}, but row {seen[1]} is {seen[0]}; a column "
+                    "holds one layout throughout (e.g. all plain text or all chat messages). Fix: convert the rows "
+                    "to one layout.",
+                    column=column,
+                    row=row_number,
+                )
+
+
 def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
     """A `datasets.Dataset` from strings (each becomes a prompt-only row) or mappings (rows as they are)."""
     from datasets import Dataset
@@ -38,6 +71,7 @@ def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
         )
     if not rows:
         raise DataError("from_list: got no items. Fix: give at least one row.")
+    _same_layout(rows, "from_list")
     return Dataset.from_list(rows)
 
 
@@ -68,6 +102,7 @@ def from_jsonl(path: str | Path) -> Any:
             rows.append(row)
     if not rows:
         raise DataError(f"{path}: no rows. Fix: add at least one JSON object per line.")
+    _same_layout(rows, str(path))
     return Dataset.from_list(rows)
 
 

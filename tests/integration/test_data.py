@@ -1,0 +1,110 @@
+"""Dataset builders and the per-format checks: each mistake names the column, the row and the format, beside a
+passing twin. Runs before any model is loaded (imports `datasets` only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from textrl import DataError
+from textrl.data import check_dataset, from_hub, from_jsonl, from_list
+
+CHAT = [{"role": "user", "content": "Hi"}]
+
+# (id, format, the bad rows, regex, the good rows)
+CASES: list[tuple[str, str, list[dict[str, Any]], str, list[dict[str, Any]]]] = [
+    ("missing prompt", "prompt-only", [{"question": "hi"}],
+     r"missing column 'prompt': the prompt-only format needs columns prompt; the dataset has question\. Fix: rename",
+     [{"prompt": "hi"}]),
+    ("messages become prompt", "prompt-only", [{"text": 1}], r"missing column 'prompt'", [{"messages": CHAT}]),
+    ("wrong type", "prompt-only", [{"prompt": 3}, {"prompt": 4}],
+     r"column 'prompt', row 0: got int 3; the prompt-only format needs a string or a list of \{role, content\} messages",
+     [{"prompt": "ok"}, {"prompt": "three"}]),
+    ("empty text", "prompt-only", [{"prompt": "ok"}, {"prompt": "  "}], r"column 'prompt', row 1: empty text",
+     [{"prompt": "ok"}, {"prompt": "x"}]),
+    ("pairs without rejected", "preference (paired)", [{"prompt": "p", "chosen": "a"}],
+     r"missing column 'rejected': the preference \(paired\) format needs columns chosen, rejected",
+     [{"prompt": "p", "chosen": "a", "rejected": "b"}]),
+    ("implicit prompt", "preference (paired)", [{"chosen": "a", "rejected": None}], r"column 'rejected', row 0: got NoneType",
+     [{"chosen": "q a", "rejected": "q b"}]),
+    ("None label", "unpaired preference", [{"prompt": "p", "completion": "c", "label": True}, {"prompt": "p", "completion": "c", "label": None}],
+     r"column 'label', row 1: got None \(NoneType\); the unpaired preference format needs true \(desirable\) or false",
+     [{"prompt": "p", "completion": "c", "label": True}, {"prompt": "p", "completion": "c", "label": False}]),
+    ("int label", "unpaired preference", [{"prompt": "p", "completion": "c", "label": 1}], r"column 'label', row 0: got 1 \(int\)",
+     [{"prompt": "p", "completion": "c", "label": True}]),
+    ("reward pairs", "preference (implicit prompt allowed)", [{"prompt": "p", "chosen": "a"}], r"missing column 'rejected'",
+     [{"chosen": "a", "rejected": "b"}]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fmt", "bad", "match", "good"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_format_check_pair(fmt: str, bad: list[dict[str, Any]], match: str, good: list[dict[str, Any]]) -> None:
+    from datasets import Dataset
+
+    with pytest.raises(DataError, match=match) as info:
+        check_dataset(Dataset.from_list(bad), fmt)
+    assert info.value.column is not None
+    checked = check_dataset(Dataset.from_list(good), fmt)
+    assert len(checked) == len(good)
+
+
+def test_mixed_layouts_are_named_before_arrow_sees_them(tmp_path: Path) -> None:
+    with pytest.raises(
+        DataError,
+        match=r"from_list: column 'prompt', row 1: chat messages, but row 0 is text; a column "
+        r"holds one layout throughout",
+    ):
+        from_list([{"prompt": "plain"}, {"prompt": CHAT}])
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"prompt": "a", "label": true}\n{"prompt": "b", "label": "yes"}\n')
+    with pytest.raises(DataError, match=r"mixed.jsonl: column 'label', row 1: text, but row 0 is boolean"):
+        from_jsonl(mixed)
+    assert len(from_list([{"prompt": CHAT}, {"prompt": CHAT}])) == 2
+
+
+def test_zero_rows() -> None:
+    from datasets import Dataset
+
+    empty = Dataset.from_dict({"prompt": []})
+    with pytest.raises(DataError, match=r"the dataset has no rows; the prompt-only format needs at least one"):
+        check_dataset(empty, "prompt-only")
+
+
+def test_from_list() -> None:
+    ds = from_list(["a", "b"])
+    assert ds.column_names == ["prompt"] and ds["prompt"] == ["a", "b"]
+    assert from_list([{"prompt": "p", "chosen": "a", "rejected": "b"}]).column_names == ["prompt", "chosen", "rejected"]
+    with pytest.raises(DataError, match=r"from_list: got both strings and mappings"):
+        from_list(["a", {"prompt": "b"}])
+    with pytest.raises(DataError, match=r"from_list: row 1 is int; allowed: a string \(a prompt\) or a mapping"):
+        from_list(["a", 3])
+    with pytest.raises(DataError, match=r"from_list: got no items"):
+        from_list([])
+
+
+def test_from_jsonl_names_the_broken_line(tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"prompt": "a"}\n\n{"prompt": "b"}\n')
+    assert from_jsonl(good)["prompt"] == ["a", "b"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "a"}\n{"prompt": "b",}\n')
+    with pytest.raises(DataError, match=rf"{bad}:2: not valid JSON .*Fix: correct or remove that line"):
+        from_jsonl(bad)
+    listed = tmp_path / "list.jsonl"
+    listed.write_text('["a"]\n')
+    with pytest.raises(DataError, match=r"list.jsonl:1: a JSON list, expected an object"):
+        from_jsonl(listed)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_from_hub_reads_local_files_with_split_slicing(tmp_path: Path, suffix: str) -> None:
+    source = from_list([f"prompt {i}" for i in range(10)])
+    path = tmp_path / f"data{suffix}"
+    {".jsonl": source.to_json, ".csv": source.to_csv, ".parquet": source.to_parquet}[suffix](str(path))
+    part = from_hub(str(path), split="train[:30%]")
+    assert part["prompt"] == ["prompt 0", "prompt 1", "prompt 2"]
+    with pytest.raises(DataError, match=r"unknown file type '\.txt'"):
+        (tmp_path / "x.txt").write_text("x")
+        from_hub(str(tmp_path / "x.txt"))

@@ -1,0 +1,160 @@
+"""The reward contract, enforced with the reward's name: wrong length, non-numeric, NaN/inf, exceptions (with the
+batch's first prompt); compose() weights, async concurrency, and the built-ins. No torch needed."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import pytest
+
+from textrl import RewardError, reward_fn
+from textrl.rewards import BaseReward, Composed, RewardFn, as_reward, compose, length_penalty
+
+PROMPTS = ["Write a poem.", "Explain RL."]
+COMPLETIONS = ["roses are red", "reward goes up"]
+
+
+def call(fn: Any, **kwargs: Any) -> Any:
+    return fn(prompts=PROMPTS, completions=COMPLETIONS, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("output", "match"),
+    [
+        ([1.0], r"reward 'bad' returned 1 values for 2 completions; it must return one per completion"),
+        ("0.5", r"reward 'bad' returned str; it must return a list with one float per completion \(2 here\)"),
+        (
+            [1.0, "high"],
+            r"reward 'bad' returned 'high' \(str\) at position 1; allowed: a number or None\. Prompt: 'Explain RL\.'",
+        ),
+        ([1.0, True], r"returned True \(bool\) at position 1"),
+        (
+            [math.nan, 1.0],
+            r"reward 'bad' returned nan at position 0; rewards must be finite\. Prompt: 'Write a poem\.'",
+        ),
+        ([1.0, math.inf], r"returned inf at position 1"),
+    ],
+)
+def test_contract_violations_name_the_reward(output: Any, match: str) -> None:
+    @reward_fn
+    def bad(prompts: list[str], completions: list[str], **_: Any) -> Any:
+        return output
+
+    with pytest.raises(RewardError, match=match) as info:
+        call(bad)
+    assert info.value.reward == "bad"
+
+
+def test_good_twin_and_none_skips() -> None:
+    @reward_fn
+    def good(prompts: list[str], completions: list[str], **_: Any) -> list[float | None]:
+        return [1, None]
+
+    assert call(good) == [1.0, None]
+    assert isinstance(good, RewardFn)
+
+
+def test_exception_inside_names_reward_and_first_prompt() -> None:
+    @reward_fn(name="judge")
+    def flaky(prompts: list[str], completions: list[str]) -> list[float]:
+        raise TimeoutError("judge did not answer")
+
+    with pytest.raises(
+        RewardError,
+        match=r"reward 'judge' raised TimeoutError: judge did not answer \(on a batch of 2 "
+        r"completions whose first prompt is 'Write a poem\.'\)\. Fix:",
+    ) as info:
+        call(flaky, trainer_state=None)
+    assert isinstance(info.value.__cause__, TimeoutError)
+
+
+def test_functions_get_only_the_keywords_they_declare() -> None:
+    seen = {}
+
+    @reward_fn
+    def strict(prompts: list[str], completions: list[str], answer: list[str]) -> list[float]:
+        seen["answer"] = answer
+        return [1.0, 0.0]
+
+    assert call(strict, answer=["a", "b"], trainer_state=object(), completion_ids=[[1], [2]]) == [1.0, 0.0]
+    assert seen["answer"] == ["a", "b"]
+
+
+def test_base_reward_keeps_state() -> None:
+    class Counter(BaseReward):
+        name = "counter"
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def score(self, prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+            self.calls += 1
+            return [float(self.calls)] * len(completions)
+
+    counter = Counter()
+    assert call(counter) == [1.0, 1.0] and call(counter) == [2.0, 2.0]
+    assert counter.__name__ == "counter" and as_reward(counter) is counter
+
+    class Broken(BaseReward):
+        def score(self, prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+            return [1.0]
+
+    with pytest.raises(RewardError, match=r"reward 'Broken' returned 1 values for 2 completions"):
+        call(Broken())
+
+
+def test_compose_weights_and_components() -> None:
+    def a(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        return [1.0, 2.0]
+
+    def b(prompts: list[str], completions: list[str], **_: Any) -> list[float | None]:
+        return [10.0, None]
+
+    both = compose(a, b, weights=[1.0, 0.5])
+    assert isinstance(both, Composed) and [c.__name__ for c in both.components] == ["a", "b"]
+    assert call(both) == [6.0, 2.0]
+    assert compose(a, b).weights == [1.0, 1.0]
+    with pytest.raises(RewardError, match=r"compose\(\) got 1 weights for 2 rewards"):
+        compose(a, b, weights=[1.0])
+    with pytest.raises(RewardError, match=r"compose\(\) needs at least one reward"):
+        compose()
+
+
+def test_async_rewards_run_concurrently() -> None:
+    """Each reward waits until the other has started; run one after the other, they would time out."""
+    events: dict[str, asyncio.Event] = {}
+
+    def make(mine: str, other: str) -> Any:
+        async def reward(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+            events.setdefault(mine, asyncio.Event()).set()
+            await asyncio.wait_for(events.setdefault(other, asyncio.Event()).wait(), timeout=5)
+            return [1.0] * len(completions)
+
+        reward.__name__ = mine
+        return reward
+
+    both = compose(make("a", "b"), make("b", "a"))
+    assert asyncio.iscoroutinefunction(both.components[0])
+    assert call(both) == [2.0, 2.0]
+
+
+def test_async_reward_contract_is_checked() -> None:
+    @reward_fn
+    async def short(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        return [1.0]
+
+    with pytest.raises(RewardError, match=r"reward 'short' returned 1 values for 2 completions"):
+        asyncio.run(short(prompts=PROMPTS, completions=COMPLETIONS))
+
+
+def test_length_penalty() -> None:
+    reward = length_penalty(14)
+    assert call(reward) == pytest.approx([-1 / 14, 0.0])  # 13 and 14 characters
+    assert length_penalty(2, unit="words")(prompts=["p"], completions=["one two three four"]) == [-1.0]
+    with pytest.raises(ValueError, match=r"length_penalty unit: got 'tokens'; allowed: 'chars', 'words'"):
+        length_penalty(10, unit="tokens")
+    with pytest.raises(ValueError, match=r"length_penalty target: got 0"):
+        length_penalty(0)
