@@ -94,7 +94,7 @@ def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) 
     """
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
-        label = name or getattr(func, "__name__", type(func).__name__)
+        label: str = name or str(getattr(func, "__name__", type(func).__name__))
         pick = _accepted_kwargs(func)
         if inspect.iscoroutinefunction(func):
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 VOCAB_SIZE = 512
 CHAT_TEMPLATE = (
@@ -85,6 +86,7 @@ def build_tiny_model(path: str | Path, *, seed: int = 0, reward: bool = False) -
     _tokenizer(path)
     config = _llama_config(path)
     torch.manual_seed(seed)
+    model: Any
     if reward:
         config.num_labels = 1  # type: ignore[attr-defined]
         model = LlamaForSequenceClassification(config)  # type: ignore[arg-type]

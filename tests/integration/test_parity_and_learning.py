@@ -13,7 +13,24 @@ from textrl.data import from_list
 pytestmark = pytest.mark.slow
 
 PROMPTS = ["Write a short poem.", "Explain gradient descent.", "Say something.", "Hello"]
-WORDS = "apple river sea dog tree stone cloud fire moon star rain wind sand leaf bird fish".split()
+WORDS = [
+    "apple",
+    "river",
+    "sea",
+    "dog",
+    "tree",
+    "stone",
+    "cloud",
+    "fire",
+    "moon",
+    "star",
+    "rain",
+    "wind",
+    "sand",
+    "leaf",
+    "bird",
+    "fish",
+]
 PAIRS = [{"prompt": f"Repeat the word: {w} ->", "chosen": f" {w}", "rejected": f" {WORDS[(i + 5) % 16]}"}
          for i, w in enumerate(WORDS)]  # fmt: skip
 TIMING = {"step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos"}

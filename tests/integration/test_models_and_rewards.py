@@ -1,0 +1,127 @@
+"""load_model's choices and errors, a classifier pipeline as reward, and a reward failing mid-run."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from textrl import ConfigError, OnlineTrainer, RewardError, load_model, reward_fn
+from textrl.data import from_list
+from textrl.rewards import ClassifierReward
+
+from .conftest import fast
+
+pytestmark = pytest.mark.slow
+
+
+def test_lora_policy_has_no_reference(tiny: Path) -> None:
+    model, _, ref = load_model(str(tiny), peft={"type": "lora", "r": 4, "target_modules": ["q_proj", "v_proj"]})
+    assert ref is None and type(model).__name__.startswith("Peft")
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    assert model.peft_config["default"].lora_alpha == 8  # None means 2 x r
+
+
+def test_full_policy_gets_a_frozen_reference(tiny: Path) -> None:
+    model, _, ref = load_model(str(tiny))
+    assert ref is not None and not ref.training and not any(p.requires_grad for p in ref.parameters())
+    assert model is not ref
+
+
+def test_reward_checkpoint_loads_a_classifier_head(tiny_rm: Path) -> None:
+    model, _, ref = load_model(str(tiny_rm), load_ref=False)
+    assert type(model).__name__ == "LlamaForSequenceClassification" and ref is None
+    assert model.config.num_labels == 1
+
+
+def test_tokenizer_without_pad_gets_eos(tiny: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    copy = tmp_path / "nopad"
+    shutil.copytree(tiny, copy)
+    tok = AutoTokenizer.from_pretrained(copy)
+    tok.pad_token = None
+    tok.save_pretrained(copy)
+    assert AutoTokenizer.from_pretrained(copy).pad_token is None
+    _, loaded, _ = load_model(str(copy), load_ref=False)
+    assert loaded.pad_token == loaded.eos_token == "<|im_end|>"
+
+
+@pytest.mark.parametrize(
+    ("peft", "match"),
+    [
+        ({"type": "lora", "r": 0}, r"peft\.r: Input should be greater than or equal to 1; got 0"),
+        ({"type": "lora", "rank": 8}, r"peft\.rank: Extra inputs are not permitted"),
+        ({"type": "ia3"}, r"peft\.type: Input should be 'lora'; got 'ia3'"),
+        ("lora", r"peft: got str; allowed: a mapping such as \{'type': 'lora', 'r': 16\}"),
+    ],
+)
+def test_bad_peft_is_named(tiny: Path, peft: Any, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        load_model(str(tiny), peft=peft)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None, reason="bitsandbytes is installed here")
+def test_quantization_without_bitsandbytes_names_the_extra(tiny: Path) -> None:
+    """On this CPU machine bitsandbytes is absent; the GPU path is covered by tests/gpu (issue 8)."""
+    with pytest.raises(
+        ConfigError, match=r"quantization: got '4bit', which needs bitsandbytes.*pip install 'textrl\[quant\]'"
+    ):
+        load_model(str(tiny), quantization="4bit")
+    with pytest.raises(ConfigError, match=r"quantization: got '2bit'; allowed: '4bit', '8bit' or None"):
+        load_model(str(tiny), quantization="2bit")
+
+
+def test_bad_dtype(tiny: Path) -> None:
+    with pytest.raises(ConfigError, match=r"torch_dtype: got 'fp8'; allowed: 'auto', 'bfloat16', 'float16', 'float32'"):
+        load_model(str(tiny), torch_dtype="fp8")
+    model, _, _ = load_model(str(tiny), torch_dtype="float32", load_ref=False)
+    assert str(model.dtype) == "torch.float32"
+
+
+def test_classifier_pipeline_as_reward(tiny_rm: Path) -> None:
+    from transformers import pipeline
+
+    clf = pipeline("text-classification", model=str(tiny_rm), tokenizer=str(tiny_rm))
+    reward = ClassifierReward(clf, target_label="LABEL_0")
+    scores = reward(prompts=["a", "b", "c"], completions=["good", "bad", "fine"])
+    assert len(scores) == 3 and all(isinstance(s, float) for s in scores)
+    with pytest.raises(
+        RewardError, match=r"target_label 'POSITIVE' is not a label of the pipeline's model; allowed: LABEL_0"
+    ):
+        ClassifierReward(clf, target_label="POSITIVE")(prompts=["a"], completions=["x"])
+
+
+def test_reward_failing_mid_run_names_reward_and_prompt(tiny: Path, tmp_path: Path) -> None:
+    calls = {"n": 0}
+
+    @reward_fn
+    def flaky_judge(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ConnectionError("judge unreachable")
+        return [0.5] * len(completions)
+
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge, train_dataset=from_list(["Say hi."] * 16),
+                            config=fast("grpo", tmp_path, max_steps=3))  # fmt: skip
+    with pytest.raises(RewardError, match=r"reward 'flaky_judge' raised ConnectionError: judge unreachable \(on a batch "
+                                          r"of 4 completions whose first prompt is 'Say hi\.'\)"):  # fmt: skip
+        trainer.train()
+
+
+def test_online_trainer_needs_a_reward_and_a_matching_reference(tiny: Path, tiny_rm: Path, tmp_path: Path) -> None:
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    data = from_list(["Say hi."] * 8)
+    with pytest.raises(ConfigError, match=r"reward: is required for online training"):
+        OnlineTrainer(model=model, tokenizer=tok, reward=None, train_dataset=data, config=fast("grpo", tmp_path))
+    other, _, _ = load_model(str(tiny_rm), load_ref=False)
+    with pytest.raises(ConfigError, match=r"ref_model: comes from .* but the policy from .*; TRL's online trainers"):
+        OnlineTrainer(model=model, ref_model=other, tokenizer=tok, reward=reward_fn(lambda prompts, completions: [1.0] * len(completions)),
+                      train_dataset=data, config=fast("grpo", tmp_path))  # fmt: skip
+    with pytest.raises(ConfigError, match=r"reward: got int; allowed: a reward function"):
+        OnlineTrainer(model=model, tokenizer=tok, reward=[3], train_dataset=data, config=fast("grpo", tmp_path))
