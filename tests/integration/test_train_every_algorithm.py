@@ -3,6 +3,7 @@ algorithm's own metrics. Parametrized from the spec, so a new algorithm is teste
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,10 @@ def _run(algo: spec.Algorithm, path: Path, out: Path, *, lora: bool) -> tuple[li
     trainer.train()
     after = dict(model.named_parameters())
     moved = any(not after[n].detach().equal(v) for n, v in before.items())
-    assert (out / "textrl_manifest.json").is_file()
+    manifest = json.loads((out / "textrl_manifest.json").read_text())
+    assert manifest["textrl_config"]["algo"] == algo.name and manifest["versions"]["trl"]
+    assert manifest["trl_config_changes"]["max_steps"] == 2 and manifest["datasets"]["train"]["rows"] == 16
+    assert manifest["datasets"]["train"]["fingerprint"]
     return trainer.log_history, moved
 
 
