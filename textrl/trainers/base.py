@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, ClassVar
 
 from ..config import TextRLConfig
@@ -67,7 +68,22 @@ class TextRLTrainer:
         return cfg
 
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
-        raise NotImplementedError
+        """Construct the TRL trainer; subclasses add their own arguments through `_trl_arguments`."""
+        module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
+        trainer_class = getattr(importlib.import_module(module), name)
+        return trainer_class(
+            model=model,
+            args=self.trl_config,
+            train_dataset=self.train_dataset,
+            eval_dataset=self.eval_dataset,
+            processing_class=self.tokenizer,
+            callbacks=callbacks,
+            **self._trl_arguments(),
+        )
+
+    def _trl_arguments(self) -> dict[str, Any]:
+        """Arguments of the TRL trainer beyond those every trainer takes."""
+        return {}
 
     def train(self, resume_from_checkpoint: str | bool | None = None) -> Any:
         """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem
@@ -75,7 +74,7 @@ class OnlineTrainer(TextRLTrainer):
         self.reward_funcs, self._weights = _flatten(reward)
         super().__init__(model=model, **kwargs)
 
-    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
+    def _trl_arguments(self) -> dict[str, Any]:
         configured = getattr(self.config, "reward_weights", None)
         if self._weights is not None and configured is not None:
             raise ConfigError(
@@ -97,14 +96,4 @@ class OnlineTrainer(TextRLTrainer):
                 ]
             )
         self.trl_config.reward_weights = weights
-        module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
-        trainer_class = getattr(importlib.import_module(module), name)
-        return trainer_class(
-            model=model,
-            reward_funcs=self.reward_funcs,
-            args=self.trl_config,
-            train_dataset=self.train_dataset,
-            eval_dataset=self.eval_dataset,
-            processing_class=self.tokenizer,
-            callbacks=callbacks,
-        )
+        return {"reward_funcs": self.reward_funcs}

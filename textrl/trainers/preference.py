@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, ClassVar
 
 from ..spec import Family
@@ -19,15 +18,5 @@ class PreferenceTrainer(TextRLTrainer):
         self.ref_model = ref_model
         super().__init__(model=model, **kwargs)
 
-    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
-        module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
-        trainer_class = getattr(importlib.import_module(module), name)
-        return trainer_class(
-            model=model,
-            ref_model=self.ref_model,
-            args=self.trl_config,
-            train_dataset=self.train_dataset,
-            eval_dataset=self.eval_dataset,
-            processing_class=self.tokenizer,
-            callbacks=callbacks,
-        )
+    def _trl_arguments(self) -> dict[str, Any]:
+        return {"ref_model": self.ref_model}
