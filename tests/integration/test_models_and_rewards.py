@@ -125,3 +125,25 @@ def test_online_trainer_needs_a_reward_and_a_matching_reference(tiny: Path, tiny
                       train_dataset=data, config=fast("grpo", tmp_path))  # fmt: skip
     with pytest.raises(ConfigError, match=r"reward: got int; allowed: a reward function"):
         OnlineTrainer(model=model, tokenizer=tok, reward=[3], train_dataset=data, config=fast("grpo", tmp_path))
+
+
+def test_tiny_model_is_deterministic(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from textrl.tiny import build_tiny_model
+
+    a, b = build_tiny_model(tmp_path / "a", seed=3), build_tiny_model(tmp_path / "b", seed=3)
+    c = build_tiny_model(tmp_path / "c", seed=4)
+    wa, wb, wc = (load_file(p / "model.safetensors") for p in (a, b, c))
+    assert all(wa[k].equal(wb[k]) for k in wa) and not all(wa[k].equal(wc[k]) for k in wa)
+    assert (a / "tokenizer.json").read_text() == (b / "tokenizer.json").read_text()
+
+
+def test_conversational_prompts_train(tiny: Path, tmp_path: Path) -> None:
+    """A `messages` column of chat turns becomes the prompt; the tiny tokenizer's chat template renders it."""
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    chats = [{"messages": [{"role": "user", "content": f"Say {w}."}]} for w in ("hi", "yes", "no", "ok")] * 2
+    trainer = OnlineTrainer(model=model, tokenizer=tok, train_dataset=from_list(chats), config=fast("grpo", tmp_path, max_steps=1),
+                            reward=reward_fn(lambda prompts, completions: [float(len(c[0]["content"])) for c in completions]))  # fmt: skip
+    trainer.train()
+    assert "reward" in trainer.log_history[0]

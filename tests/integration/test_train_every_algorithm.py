@@ -85,8 +85,8 @@ def test_trains_with_lora_and_no_reference_model(algo: spec.Algorithm, tiny: Pat
     assert moved, "no LoRA weight changed"
 
 
-def test_reward_model_then_rloo_scored_by_it(tiny: Path, tiny_rm: Path, tmp_path: Path) -> None:
-    """The issue's chain: train a reward model with RewardModelTrainer, then RLOO with that model as the reward."""
+def test_reward_model_then_rloo_and_grpo_scored_by_it(tiny: Path, tiny_rm: Path, tmp_path: Path) -> None:
+    """The issue's chain: train a reward model with RewardModelTrainer, then RLOO and GRPO with it as the reward."""
     rm, rm_tok, no_ref = load_model(str(tiny_rm), load_ref=False)
     assert no_ref is None and type(rm).__name__.endswith("ForSequenceClassification")
     before = _snapshot(rm)
@@ -98,13 +98,14 @@ def test_reward_model_then_rloo_scored_by_it(tiny: Path, tiny_rm: Path, tmp_path
     trainer.save_model(str(tmp_path / "rm_saved"))
     rm_tok.save_pretrained(tmp_path / "rm_saved")
     scorer, _, _ = load_model(str(tmp_path / "rm_saved"), load_ref=False)
-    model, tok, ref = load_model(str(tiny))
-    online = OnlineTrainer(model=model, ref_model=ref, tokenizer=tok, reward=scorer,
-                           train_dataset=from_list(rows_for(spec.BY_NAME["rloo"].data_format)),
-                           config=fast("rloo", tmp_path / "rloo"))  # fmt: skip
-    online.train()
-    _check(online.log_history, spec.Family.ONLINE)
-    assert any(k.startswith("rewards/") and k.endswith("/mean") for k in online.log_history[0])
+    for algo, reward in (("rloo", scorer), ("grpo", str(tmp_path / "rm_saved"))):  # the model, or its path
+        model, tok, ref = load_model(str(tiny))
+        online = OnlineTrainer(model=model, ref_model=ref, tokenizer=tok, reward=reward,
+                               train_dataset=from_list(rows_for(spec.BY_NAME[algo].data_format)),
+                               config=fast(algo, tmp_path / algo, beta=0.05))  # fmt: skip
+        online.train()
+        _check(online.log_history, spec.Family.ONLINE)
+        assert "rewards/rm_saved/mean" in online.log_history[0], sorted(online.log_history[0])
 
 
 def test_composed_reward_logs_each_component(tiny: Path, tmp_path: Path) -> None:
