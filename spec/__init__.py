@@ -6,7 +6,7 @@ typed config classes, TRL builders, CLI flags, docs and the JSON Schema.
 
 from .algorithms import ALGORITHMS
 from .defaults import DIFFERENT_FROM_TRL
-from .model import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule
+from .model import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule, TrlDifference
 from .removed import REMOVED, RENAMED
 
 BY_NAME: dict[str, Algorithm] = {a.name: a for a in ALGORITHMS} | {x: a for a in ALGORITHMS for x in a.aliases}
@@ -27,5 +27,5 @@ def all_option_names() -> tuple[str, ...]:
 __all__ = [
     "ALGORITHMS", "BY_NAME", "DIFFERENT_FROM_TRL", "REMOVED", "REMOVED_BY_NAME", "RENAMED", "RENAMED_BY_KEY",
     "REQUIRED", "Algorithm", "DataFormat", "Family", "Option", "Paper", "Removed", "Renamed", "Rule",
-    "algorithms_with_option", "all_option_names",
+    "TrlDifference", "algorithms_with_option", "all_option_names",
 ]  # fmt: skip

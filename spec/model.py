@@ -160,3 +160,10 @@ class Renamed(_Frozen):
     replacement: str
     families: tuple[Family, ...] = ()
     """Only for these families (the key may be a real option of others); empty means all."""
+
+
+class TrlDifference(_Frozen):
+    """A default TextRL chooses differently from TRL on purpose: TRL's default and why TextRL's differs."""
+
+    trl_default: Any
+    why: str

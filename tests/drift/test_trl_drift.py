@@ -220,6 +220,11 @@ def test_defaults_match_trl_or_are_documented():
     assert not undocumented, f"defaults differing from TRL without a DIFFERENT_FROM_TRL entry:\n{table}"
     stale = [k for k in DIFFERENT_FROM_TRL if not any(o == k[1] and k[0] in ("*", a) for a, o in found)]
     assert not stale, f"DIFFERENT_FROM_TRL entries with no difference left: {stale}\nDifferences:\n{table}"
+    # the TRL default each entry states is TRL's (bf16's field default is None, which TRL resolves to True)
+    for (a, o), (_, d) in found.items():
+        entry = DIFFERENT_FROM_TRL.get((a, o)) or DIFFERENT_FROM_TRL[("*", o)]
+        expected = True if (o == "bf16" and d is None) else d
+        assert same(entry.trl_default, expected), (a, o, entry.trl_default, d)
 
 
 def non_default_values(opt) -> list:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from textrl.codegen.render import SpecView
-from textrl.spec import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule
+from textrl.spec import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule, TrlDifference
 from textrl.spec.sections import ComposedReward, ModelSection, RewardRef
 
 PROMPT_ONLY = DataFormat(name="prompts", columns=("prompt",), description="A prompt.", example={"prompt": "Hi"})
@@ -52,5 +52,5 @@ FIXTURE = SpecView(
     ),
     removed=(Removed(name="old_toy", what_happened="removed in TRL 0.1", replacement="algo='toy_pairs'"),),
     renamed=(Renamed(old="toy_rate", what_happened="renamed in TRL 0.2", replacement="learning_rate"),),
-    different_from_trl={("*", "bf16"): "auto is safer"},
+    different_from_trl={("*", "bf16"): TrlDifference(trl_default=True, why="auto is safer")},
 )  # fmt: skip

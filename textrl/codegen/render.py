@@ -332,9 +332,9 @@ def _model_doc(model: type[BaseModel]) -> dict[str, Any]:
 
 def _trl_default_notes(algo: spec.Algorithm, view: SpecView) -> list[dict[str, str]]:
     notes = []
-    for (who, name), why in view.different_from_trl.items():
+    for (who, name), difference in view.different_from_trl.items():
         if who in ("*", algo.name) and name in algo.option_names:
-            notes.append({"name": name, "why": why})
+            notes.append({"name": name, "why": difference.why, "trl": json.dumps(difference.trl_default)})
     return notes
 
 
@@ -345,7 +345,7 @@ class SpecView:
     algorithms: Sequence[spec.Algorithm]
     removed: Sequence[spec.Removed] = ()
     renamed: Sequence[spec.Renamed] = ()
-    different_from_trl: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    different_from_trl: Mapping[tuple[str, str], spec.TrlDifference] = field(default_factory=dict)
 
 
 FULL_SPEC = SpecView(spec.ALGORITHMS, spec.REMOVED, spec.RENAMED, spec.DIFFERENT_FROM_TRL)
