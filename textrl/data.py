@@ -49,6 +49,10 @@ def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
     """A `datasets.Dataset` from strings (each becomes a prompt-only row) or mappings (rows as they are)."""
     from datasets import Dataset
 
+    return Dataset.from_list(_list_rows(items))
+
+
+def _list_rows(items: Iterable[str | Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     kinds = set()
     for i, item in enumerate(items):
@@ -72,14 +76,17 @@ def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
     if not rows:
         raise DataError("from_list: got no items. Fix: give at least one row.")
     _same_layout(rows, "from_list")
-    return Dataset.from_list(rows)
+    return rows
 
 
 def from_jsonl(path: str | Path) -> Any:
     """A `datasets.Dataset` from a JSON Lines file; a malformed line is an error naming the line number."""
     from datasets import Dataset
 
-    path = Path(path)
+    return Dataset.from_list(_jsonl_rows(Path(path)))
+
+
+def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
     rows = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -103,7 +110,31 @@ def from_jsonl(path: str | Path) -> Any:
     if not rows:
         raise DataError(f"{path}: no rows. Fix: add at least one JSON object per line.")
     _same_layout(rows, str(path))
-    return Dataset.from_list(rows)
+    return rows
+
+
+class Rows:
+    """Rows as plain dicts with the part of `datasets.Dataset` the format checks use; lets a dry run check a
+    local JSONL file or inline list without importing `datasets`."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(dict.fromkeys(k for row in self.rows for k in row))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, column: str) -> list[Any]:
+        return [row.get(column) for row in self.rows]
+
+    def select(self, indices: Iterable[int]) -> Rows:
+        return Rows([self.rows[i] for i in indices])
+
+    def rename_column(self, old: str, new: str) -> Rows:
+        return Rows([{(new if k == old else k): v for k, v in row.items()} for row in self.rows])
 
 
 def from_hub(name: str, split: str = "train", subset: str | None = None, **kwargs: Any) -> Any:
@@ -211,3 +242,21 @@ def check_dataset(dataset: Any, data_format: str) -> Any:
                     row=row,
                 )
     return dataset
+
+
+def from_section(section: Any, base_dir: Path, *, light: bool = False) -> Any:
+    """The dataset a config's `dataset:` (or `eval_dataset:`) section describes; relative paths are from base_dir.
+
+    With `light=True`, inline lists and local JSONL files come back as `Rows` (no `datasets` import).
+    """
+    if section.list is not None:
+        return Rows(_list_rows(section.list)) if light else from_list(section.list)
+    if section.path is not None:
+        path = Path(section.path)
+        path = path if path.is_absolute() else base_dir / path
+        if not path.exists():
+            raise DataError(f"dataset.path: {path} does not exist. Fix: give a path relative to the config file.")
+        if path.suffix.lower() == ".jsonl" and section.split == "train":
+            return Rows(_jsonl_rows(path)) if light else from_jsonl(path)
+        return from_hub(str(path), split=section.split)
+    return from_hub(section.hub, split=section.split, subset=section.subset)

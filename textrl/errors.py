@@ -11,9 +11,11 @@ class Problem:
 
     field: str
     message: str
+    where: str = ""
+    """Where the value came from, e.g. `config.yaml:7` or `flag --num-generations`; empty in Python."""
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
+        return f"{self.where}: {self.field}: {self.message}" if self.where else f"{self.field}: {self.message}"
 
 
 class ConfigError(ValueError):

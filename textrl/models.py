@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError, Problem
@@ -131,6 +132,22 @@ def _detect_task(name_or_path: str, revision: str | None, trust_remote_code: boo
     return "causal-lm"
 
 
+TINY = "textrl:tiny"
+TINY_REWARD = "textrl:tiny-reward"
+
+
+def _builtin(name: str) -> str:
+    """`textrl:tiny` and `textrl:tiny-reward`: the offline tiny models, built once under ~/.cache/textrl."""
+    if name not in (TINY, TINY_REWARD):
+        return name
+    import os
+
+    from .tiny import build_tiny_model
+
+    home = Path(os.environ.get("TEXTRL_HOME", Path.home() / ".cache" / "textrl"))
+    return str(build_tiny_model(home / name.split(":")[1], reward=name == TINY_REWARD))
+
+
 def load_model(
     name_or_path: str,
     peft: dict[str, Any] | None = None,
@@ -143,7 +160,7 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
 ) -> tuple[Any, Any, Any]:
-    """Load `(policy, tokenizer, ref_or_None)` from a hub id or a local folder.
+    """Load `(policy, tokenizer, ref_or_None)` from a hub id, a local folder, or `textrl:tiny` (offline demo model).
 
     - `peft={"type": "lora", "r": 16, ...}` wraps the policy in a LoRA adapter; the reference is then None
       because TRL disables the adapter for the reference pass.
@@ -155,6 +172,7 @@ def load_model(
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
+    name_or_path = _builtin(name_or_path)
     section = _peft_section(peft)
     dtype = _resolve_dtype(torch_dtype)
     if task == "auto":

@@ -58,3 +58,28 @@ def load_yaml(text: str, *, source: str = "<config>") -> Any:
 def load_yaml_file(path: str | Path) -> Any:
     path = Path(path)
     return load_yaml(path.read_text(encoding="utf-8"), source=str(path))
+
+
+def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """Line number (1-based) of every key and list item in a YAML mapping, by its path, e.g. ("model", "peft", "r")."""
+    lines: dict[tuple[str | int, ...], int] = {}
+
+    def walk(node: yaml.Node, path: tuple[str | int, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                child = (*path, str(key_node.value))
+                lines[child] = key_node.start_mark.line + 1
+                walk(value_node, child)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                child = (*path, index)
+                lines[child] = item.start_mark.line + 1
+                walk(item, child)
+
+    try:
+        root = yaml.compose(text, Loader=_Loader)  # a SafeLoader subclass
+    except yaml.YAMLError:
+        return lines
+    if root is not None:
+        walk(root, ())
+    return lines

@@ -1,0 +1,43 @@
+"""Console entry points: textrl-train, textrl-merge, textrl-eval, textrl-dump; also `python -m textrl.cli <command>`.
+
+`--help` and `textrl-train --dry-run` import no torch; each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .train import train_main, train_parser
+
+COMMANDS = ("train", "merge", "eval", "dump")
+
+
+def merge_main(argv: list[str] | None = None) -> int:
+    from .merge import merge_main as run
+
+    return run(argv)
+
+
+def dump_main(argv: list[str] | None = None) -> int:
+    from .merge import dump_main as run
+
+    return run(argv)
+
+
+def eval_main(argv: list[str] | None = None) -> int:
+    from .evaluate import eval_main as run
+
+    return run(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m textrl.cli train --config cfg.yaml` (the form `accelerate launch -m textrl.cli` uses)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in COMMANDS:
+        print(f"usage: python -m textrl.cli {{{','.join(COMMANDS)}}} [options]", file=sys.stderr)
+        return 2
+    command = {"train": train_main, "merge": merge_main, "eval": eval_main, "dump": dump_main}[args[0]]
+    return command(args[1:])
+
+
+__all__ = ["dump_main", "eval_main", "main", "merge_main", "train_main", "train_parser"]

@@ -1,0 +1,7 @@
+"""`python -m textrl.cli <command> ...`."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,155 @@
+"""Build a run's TextRLConfig from a YAML file, generated flags and --set, remembering where each value came from.
+
+Precedence: flag > YAML > the spec's default. Errors point at the YAML line or the flag that set the value.
+Imports no torch: `textrl-train --dry-run` runs all of this in well under a second.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..annotations import strip_optional, union_members
+from ..config import TextRLConfig, config_class
+from ..errors import ConfigError, Problem
+from ..yaml_io import key_lines, load_yaml
+
+SECTIONS = ("model", "dataset", "eval_dataset", "reward", "distributed", "extra")
+
+
+@dataclass
+class Assembled:
+    """A validated config, the file it came from, and the source of every top-level value."""
+
+    config: TextRLConfig
+    path: Path | None
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+
+def _path_of(dotted: str) -> tuple[str | int, ...]:
+    return tuple(int(p[1:-1]) if p.startswith("[") else p for p in re.findall(r"\[\d+\]|[^.\[\]]+", dotted))
+
+
+def locate(
+    error: ConfigError, lines: dict[tuple[str | int, ...], int], path: Path | None, flags: dict[str, str]
+) -> ConfigError:
+    """The same error with each problem pointing at the flag or YAML line that set the value."""
+    located = []
+    for problem in error.problems:
+        parts = _path_of(problem.field)
+        where = ""
+        if parts and parts[0] in flags:
+            where = f"flag {flags[str(parts[0])]}"
+        elif path is not None:
+            for size in range(len(parts), 0, -1):
+                if parts[:size] in lines:
+                    where = f"{path}:{lines[parts[:size]]}"
+                    break
+            else:
+                where = str(path)
+        located.append(replace(problem, where=where))
+    return type(error)(located, algo=error.algo)
+
+
+def parse_value(raw: str, annotation: Any) -> Any:
+    """A flag's text as the option's type: YAML scalars (1e-5, true, null), comma lists for list options."""
+    base = strip_optional(annotation)
+    if base is str or (union_members(base) and all(m is str for m in union_members(base))):
+        return raw if raw.lower() not in ("none", "null") or base is annotation else None
+    value = load_yaml(raw) if raw.strip() else raw
+    wants_list = any(getattr(m, "__origin__", None) is list for m in union_members(base))
+    if wants_list and isinstance(value, str | int | float) and not isinstance(value, bool):
+        value = [load_yaml(part.strip()) for part in str(raw).split(",") if part.strip()]
+    return value
+
+
+def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[str, str], sets: list[str]) -> Assembled:
+    """Merge YAML, `--set key=value` and flags (already parsed by argparse) and validate the result."""
+    text = ""
+    data: dict[str, Any] = {}
+    config_path = Path(path) if path else None
+    if config_path is not None:
+        if not config_path.is_file():
+            raise ConfigError(
+                [Problem("--config", f"{config_path} does not exist. Fix: give the path of a YAML file.")]
+            )
+        text = config_path.read_text(encoding="utf-8")
+        loaded = load_yaml(text, source=str(config_path))
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(
+                [
+                    Problem(
+                        "config",
+                        f"the file holds a YAML {type(loaded).__name__}; expected a mapping "
+                        "of options (algo: ..., output_dir: ...). Fix: write key: value lines.",
+                        where=str(config_path),
+                    )
+                ]
+            )
+        data = dict(loaded)
+    lines = key_lines(text) if text else {}
+    sources = {key: "YAML" for key in data}
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(
+                [Problem("--set", f"got {item!r}; allowed: key=value. Fix: e.g. --set log_unique_prompts=true")]
+            )
+        _set_nested(data, key, load_yaml(raw) if raw else raw)
+        sources[key.split(".")[0] if key.split(".")[0] in SECTIONS else "extra"] = "--set"
+    cls = config_class(flags.get("algo", data.get("algo")))
+    options = {o.name: o for o in cls.algorithm().options}
+    used_flags: dict[str, str] = {}
+    for name, raw in flags.items():
+        if name == "algo":
+            data["algo"] = raw
+        elif name not in options:
+            raise ConfigError(
+                [
+                    Problem(
+                        name,
+                        f"flag {flag_names.get(name, name)} does not apply to "
+                        f"algo={cls.algorithm().name!r}. Fix: drop the flag.",
+                        where=f"flag {flag_names.get(name, name)}",
+                    )
+                ]
+            )
+        else:
+            data[name] = raw if isinstance(raw, bool) else parse_value(raw, options[name].annotation)
+        sources[name] = "flag"
+        used_flags[name] = flag_names.get(name, name)
+    try:
+        config = TextRLConfig.model_validate(data)
+    except ConfigError as error:
+        raise locate(error, lines, config_path, used_flags) from None
+    return Assembled(config=config, path=config_path, sources=sources)
+
+
+def _set_nested(data: dict[str, Any], key: str, value: Any) -> None:
+    """`--set model.peft.r=8` writes into the section; any other key goes to `extra` (TRL fields)."""
+    parts = key.split(".")
+    if parts[0] not in SECTIONS or len(parts) == 1:
+        data.setdefault("extra", {})[key] = value
+        return
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(
+                [
+                    Problem(
+                        "--set",
+                        f"{part} is not a mapping in the config, so {key} cannot be set. Fix: write {part} "
+                        "as a mapping.",
+                    )
+                ]
+            )
+    node[parts[-1]] = value

@@ -1,0 +1,125 @@
+"""`textrl-train --dry-run`: check everything a run would touch without loading a model (and without torch)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, Problem
+from ..rewards import as_reward
+from ..spec import DIFFERENT_FROM_TRL, Family
+from .assemble import Assembled
+from .train import _require, check_output_dir
+
+PLACEHOLDER = "This is a placeholder completion."
+
+
+def _trl_default(algo: Any, option: Any) -> Any:
+    """TRL's default for a forwarded option: the spec's, unless the spec records a deliberate difference."""
+    difference = DIFFERENT_FROM_TRL.get((algo.name, option.name)) or DIFFERENT_FROM_TRL.get(("*", option.name))
+    return difference.trl_default if difference else option.default
+
+
+def trl_changes(run: Assembled) -> list[tuple[str, Any, Any, str]]:
+    """(TRL field, value, TRL's default, where the value came from) for every field that differs from TRL's."""
+    cfg, algo = run.config, run.config.algorithm()
+    rows = []
+    for option in algo.options:
+        if option.trl_name is None or option.required:
+            continue
+        value, default = getattr(cfg, option.name), _trl_default(algo, option)
+        shown = "auto (bf16 where the GPU has it, decided at start)" if value == "auto" else value
+        if value != default and not (option.name == "report_to" and value == ["none"]):
+            source = {"flag": "flag", "YAML": "YAML", "--set": "--set"}.get(
+                run.sources.get(option.name, ""), "TextRL default"
+            )
+            rows.append((option.trl_name, shown, default, source))
+    rows += [(name, value, "-", f"fixed by algo={algo.name!r}") for name, value in algo.fixed.items()]
+    rows += [(name, value, "-", f"extra ({run.sources.get('extra', 'YAML')})") for name, value in cfg.extra.items()]  # type: ignore[attr-defined]
+    return rows
+
+
+def _batches(run: Assembled) -> list[str]:
+    cfg = run.config
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    per_device, accumulation = cfg.per_device_train_batch_size, cfg.gradient_accumulation_steps  # type: ignore[attr-defined]
+    lines = [
+        f"effective batch: {per_device} per device x {accumulation} accumulation x {world} process(es) = "
+        f"{per_device * accumulation * world}"
+    ]
+    if cfg.algorithm().family is Family.ONLINE:
+        n = cfg.num_generations  # type: ignore[attr-defined]
+        spg = cfg.steps_per_generation or accumulation  # type: ignore[attr-defined]
+        gen = cfg.generation_batch_size or per_device * spg * world  # type: ignore[attr-defined]
+        lines.append(f"generation batch: {gen} completions = {gen // n} prompts x {n} generations per round")
+        if gen % n:
+            lines.append(
+                f"ERROR: the generation batch ({gen}) is not divisible by num_generations={n} with {world} "
+                "processes. Fix: change per_device_train_batch_size or num_generations."
+            )
+    return lines
+
+
+def _check_reward(run: Assembled, rows: Any) -> str:
+    from ..reward_refs import reward_from_section
+
+    section = _require(run, "reward")
+    reward = reward_from_section(section, run.base_dir)
+    if isinstance(reward, str):
+        config = Path(reward) / "config.json"
+        if not config.is_file():
+            return f"reward model {reward}: not a local folder; it is loaded from the hub at start"
+        archs = json.loads(config.read_text()).get("architectures") or []
+        if not any(a.endswith("ForSequenceClassification") for a in archs):
+            raise ConfigError(
+                [
+                    Problem(
+                        "reward.model",
+                        f"{reward} is {archs or 'an unknown architecture'}, not a sequence "
+                        "classifier. Fix: point at a model trained with algo reward_model.",
+                    )
+                ]
+            )
+        return f"reward model {reward}: a sequence classifier ({archs[0]})"
+    sample = rows.select(range(min(4, len(rows))))
+    prompts = list(sample["prompt"])
+    columns = {c: list(sample[c]) for c in sample.column_names if c != "prompt"}
+    rewards = reward if isinstance(reward, list) else [reward]
+    shown = []
+    for item in rewards:
+        values = as_reward(item)(prompts=prompts, completions=[PLACEHOLDER] * len(prompts), **columns)
+        name = getattr(item, "__name__", type(item).__name__)
+        shown.append(f"{name} -> {[None if v is None else round(v, 4) for v in values]}")
+    return f"reward called on {len(prompts)} dataset rows with placeholder completions: " + "; ".join(shown)
+
+
+def dry_run(run: Assembled, *, resume: bool, overwrite: bool) -> int:
+    """Print what the run would do; exit status 0 when it would start."""
+    from ..data import check_dataset, from_section
+
+    cfg, algo = run.config, run.config.algorithm()
+    print(f"config: valid, algo={algo.name} ({algo.title}, {algo.family.value}) -> {algo.trl_trainer}")
+    model = _require(run, "model")
+    print(
+        f"model: {model.name}" + (f" with LoRA r={model.peft.r}" if model.peft else "") + " (not loaded in a dry run)"
+    )
+    rows = check_dataset(from_section(_require(run, "dataset"), run.base_dir, light=True), algo.data_format.name)
+    print(f"dataset: {len(rows)} rows, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok")
+    if getattr(cfg, "eval_dataset", None) is not None:
+        evaluation = check_dataset(from_section(cfg.eval_dataset, run.base_dir, light=True), algo.data_format.name)
+        print(f"eval_dataset: {len(evaluation)} rows: ok")
+    if algo.family is Family.ONLINE:
+        print(_check_reward(run, rows))
+    batches = _batches(run)
+    print("\n".join(batches))
+    checkpoint = check_output_dir(Path(cfg.output_dir), resume=resume, overwrite=overwrite)  # type: ignore[attr-defined]
+    print(f"output_dir: {cfg.output_dir}" + (f" (resuming from {checkpoint.name})" if checkpoint else ""))  # type: ignore[attr-defined]
+    print(f"TRL config ({algo.trl_config}), fields that differ from TRL's defaults:")
+    for name, value, default, source in trl_changes(run):
+        print(f"  {name} = {value!r}   (TRL default {default!r}; from {source})")
+    if any(line.startswith("ERROR") for line in batches):
+        return 2
+    print("dry run: the run would start")
+    return 0

@@ -1,0 +1,189 @@
+"""`textrl-train`: train from a YAML config, with generated flags, `--set`, `--dry-run`, `--resume`, `--overwrite`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import ConfigError, DataError, Problem, RewardError
+from .assemble import Assembled, assemble
+
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def train_parser() -> argparse.ArgumentParser:
+    """--config, the run controls, and one flag per spec option (generated/cli_flags.py)."""
+    from ..generated.cli_flags import FLAGS
+
+    parser = argparse.ArgumentParser(
+        prog="textrl-train",
+        description="Train a text generator with TRL from a TextRL YAML config. Flags override the YAML file, "
+        "which overrides TextRL's defaults.",
+        argument_default=argparse.SUPPRESS,
+    )
+    parser.add_argument("--config", metavar="FILE", help="The YAML config (algo, options, model, dataset, reward).")
+    parser.add_argument("--algo", metavar="NAME", help="The algorithm, if the YAML file does not say it.")
+    parser.add_argument("--dry-run", action="store_true", help="Check everything a run would touch, load no model.")
+    parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
+    parser.add_argument("--overwrite", action="store_true", help="Delete a non-empty output_dir and start over.")
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        dest="set",
+        help="Set a TRL field in extra (log_unique_prompts=true) or a section key (model.name=...).",
+    )
+    parser.add_argument("--version", action="version", version=f"textrl {__version__}")
+    options = parser.add_argument_group(
+        "options (generated from the spec; each applies to the algorithms listed in generated/docs/cli.md)"
+    )
+    for flag in FLAGS:
+        if flag.is_bool:
+            options.add_argument(flag.flag, dest=flag.dest, action=argparse.BooleanOptionalAction, help=flag.help)
+        else:
+            options.add_argument(flag.flag, dest=flag.dest, metavar=flag.metavar, help=flag.help)
+    return parser
+
+
+def last_checkpoint(output_dir: Path) -> Path | None:
+    """The highest-numbered complete `checkpoint-N` folder (one with trainer_state.json), or None."""
+    if not output_dir.is_dir():
+        return None
+    found = [(int(m.group(1)), p) for p in output_dir.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))]
+    complete = [(n, p) for n, p in found if (p / "trainer_state.json").is_file()]
+    return max(complete)[1] if complete else None
+
+
+def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool) -> Path | None:
+    """The checkpoint to resume from, or None; refuses to clobber a non-empty output_dir silently."""
+    if resume and overwrite:
+        raise ConfigError([Problem("--resume", "--resume and --overwrite contradict each other. Fix: choose one.")])
+    contents = sorted(p.name for p in output_dir.iterdir()) if output_dir.is_dir() else []
+    if resume:
+        checkpoint = last_checkpoint(output_dir)
+        if checkpoint is None:
+            raise ConfigError(
+                [
+                    Problem(
+                        "--resume",
+                        f"found no complete checkpoint-N folder in {output_dir}. Fix: "
+                        "drop --resume to start a new run, or point output_dir at the earlier run.",
+                    )
+                ]
+            )
+        return checkpoint
+    if contents and not overwrite:
+        shown = ", ".join(contents[:5]) + (", ..." if len(contents) > 5 else "")
+        raise ConfigError(
+            [
+                Problem(
+                    "output_dir",
+                    f"{output_dir} is not empty ({shown}). Fix: --resume to continue "
+                    "from its last checkpoint, --overwrite to delete it and start over, or another "
+                    "output_dir.",
+                )
+            ]
+        )
+    return None
+
+
+def _family(run: Assembled) -> Any:
+    return run.config.algorithm().family
+
+
+def _require(run: Assembled, key: str) -> Any:
+    value = getattr(run.config, key, None)
+    if value is None:
+        raise ConfigError(
+            [
+                Problem(
+                    key,
+                    f"a run from the command line needs a {key} section. Fix: add {key}: to "
+                    f"{run.path or 'the config'}.",
+                )
+            ]
+        )
+    return value
+
+
+def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
+    from .. import OnlineTrainer, PreferenceTrainer, RewardModelTrainer, load_model
+    from ..data import from_section
+    from ..reward_refs import reward_from_section
+    from ..spec import Family
+
+    cfg = run.config
+    output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
+    model_section, dataset_section = _require(run, "model"), _require(run, "dataset")
+    family = _family(run)
+    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
+    if overwrite and output_dir.exists() and int(os.environ.get("RANK", "0")) == 0:
+        shutil.rmtree(output_dir)
+    train = from_section(dataset_section, run.base_dir)
+    evaluation = from_section(cfg.eval_dataset, run.base_dir) if getattr(cfg, "eval_dataset", None) else None
+    reward = reward_from_section(_require(run, "reward"), run.base_dir) if family is Family.ONLINE else None
+    peft = model_section.peft.model_dump() if model_section.peft else None
+    model, tokenizer, ref = load_model(
+        model_section.name,
+        peft=peft,
+        quantization=model_section.quantization,
+        torch_dtype=model_section.torch_dtype,
+        attn_implementation=model_section.attn_implementation,
+        revision=model_section.revision,
+        trust_remote_code=model_section.trust_remote_code,
+        load_ref=family in (Family.PAIRWISE, Family.BINARY),
+        task="reward" if family is Family.REWARD_MODEL else "causal-lm",
+    )
+    common = {"model": model, "tokenizer": tokenizer, "config": cfg, "train_dataset": train, "eval_dataset": evaluation}
+    if family is Family.ONLINE:
+        trainer: Any = OnlineTrainer(reward=reward, **common)
+    elif family is Family.REWARD_MODEL:
+        trainer = RewardModelTrainer(**common)
+    else:
+        trainer = PreferenceTrainer(ref_model=ref, **common)
+    if checkpoint:
+        print(f"textrl-train: resuming from {checkpoint}", file=sys.stderr)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    trainer.save_model(str(output_dir))
+    if trainer.trl_trainer.accelerator.is_main_process:
+        tokenizer.save_pretrained(output_dir)
+        _summary(trainer.log_history, output_dir)
+    return 0
+
+
+def _summary(history: list[dict[str, Any]], output_dir: Path) -> None:
+    steps = [h for h in history if "loss" in h]
+    lines = [f"textrl-train: done, {len(steps)} logged steps; model saved to {output_dir}"]
+    rewards = [h["reward"] for h in steps if "reward" in h]
+    if rewards:
+        k = min(5, len(rewards))
+        lines.append(
+            f"mean reward: first {k} steps {sum(rewards[:k]) / k:.4f} -> last {k} steps {sum(rewards[-k:]) / k:.4f}"
+        )
+    if steps:
+        lines.append(f"loss: first {steps[0]['loss']:.4f} -> last {steps[-1]['loss']:.4f}")
+    print("\n".join(lines))
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    from ..generated.cli_flags import FLAGS
+
+    args = vars(train_parser().parse_args(argv))
+    names = {f.dest: f.flag for f in FLAGS} | {"algo": "--algo"}
+    flags = {k: v for k, v in args.items() if k in names}
+    try:
+        run = assemble(args.get("config"), flags, names, args.get("set") or [])
+        if args.get("dry_run"):
+            from .dry_run import dry_run
+
+            return dry_run(run, resume=bool(args.get("resume")), overwrite=bool(args.get("overwrite")))
+        return run_training(run, resume=bool(args.get("resume")), overwrite=bool(args.get("overwrite")))
+    except (ConfigError, DataError, RewardError) as exc:
+        print(f"textrl-train: {exc}", file=sys.stderr)
+        return 2
