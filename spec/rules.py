@@ -3,6 +3,7 @@
 Each check receives the validated values of one config and returns None or the whole message.
 """
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -154,9 +155,18 @@ def _divisors(total: int, most: int = 12) -> list[int]:
     return [x for x in small + large[::-1] if x >= 2][:most]
 
 
+def _world_size() -> int:
+    """Processes in this run: `accelerate launch` and torchrun set WORLD_SIZE in every process they start."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
 def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
     gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
-    per_device, n = cfg["per_device_train_batch_size"], cfg["num_generations"]
+    world = _world_size()
+    per_device, n = cfg["per_device_train_batch_size"] * world, cfg["num_generations"]
     if gen is not None and spg is not None:
         return (
             f"generation_batch_size={gen} and steps_per_generation={spg} are both set; they say the same thing two "
@@ -164,21 +174,25 @@ def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
         )
     if gen is None:
         gen = per_device * (spg or cfg["gradient_accumulation_steps"])
+        processes = f" × {world} processes" if world > 1 else ""
         source = (
-            f"per_device_train_batch_size × {'steps_per_generation' if spg else 'gradient_accumulation_steps'} "
-            f"= {per_device} × {spg or cfg['gradient_accumulation_steps']}"
+            f"per_device_train_batch_size × {'steps_per_generation' if spg else 'gradient_accumulation_steps'}"
+            f"{' × processes' if world > 1 else ''} = {cfg['per_device_train_batch_size']} × "
+            f"{spg or cfg['gradient_accumulation_steps']}{processes}"
         )
     else:
         source = "generation_batch_size"
         if gen % per_device:
             return (
-                f"generation_batch_size={gen} is not a multiple of per_device_train_batch_size={per_device}. "
-                f"Fix: use a multiple of {per_device}, e.g. {per_device * max(1, round(gen / per_device))}."
+                f"generation_batch_size={gen} is not a multiple of the global batch (per_device_train_batch_size × "
+                f"processes = {per_device}). Fix: use a multiple of {per_device}, e.g. "
+                f"{per_device * max(1, round(gen / per_device))}."
             )
     if gen % n:
         fits = _divisors(gen)
+        where = f"over {world} processes" if world > 1 else "on one process"
         return (
-            f"the generation batch ({source} = {gen} completions on one process) is not divisible by "
+            f"the generation batch ({source} = {gen} completions {where}) is not divisible by "
             f"num_generations={n}, so prompt groups would be split. Allowed num_generations for this batch: "
             f"{', '.join(map(str, fits)) or 'none'}. Fix: change num_generations or per_device_train_batch_size "
             "so that the batch is a multiple of num_generations."
@@ -189,9 +203,9 @@ def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
 GENERATION_BATCH = Rule(
     name="generation_batch_divisible",
     fields=("num_generations", "per_device_train_batch_size", "generation_batch_size", "steps_per_generation"),
-    description="The generation batch (per_device_train_batch_size × steps_per_generation, or "
-    "generation_batch_size) is a multiple of num_generations, checked for one process; under several processes "
-    "TRL multiplies it by their number.",
+    description="The generation batch (per_device_train_batch_size × steps_per_generation × processes, or "
+    "generation_batch_size) is a multiple of num_generations; the number of processes comes from WORLD_SIZE, which "
+    "accelerate launch sets (1 otherwise).",
     check=_generation_batch,
 )
 

@@ -71,7 +71,7 @@ PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
      r"per_device_train_batch_size × gradient_accumulation_steps = 2 × 1 = 2",
      {"algo": "rloo", "num_generations": 4, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 2}),
     ("generation_batch_size multiple of the batch", {"algo": "grpo", "generation_batch_size": 12},
-     r"generation_batch_size=12 is not a multiple of per_device_train_batch_size=8\. Fix: use a multiple of 8",
+     r"generation_batch_size=12 is not a multiple of the global batch \(per_device_train_batch_size × processes = 8\)\. Fix: use a multiple of 8",
      {"algo": "grpo", "generation_batch_size": 16}),
     ("generation_batch_size by group", {"algo": "grpo", "generation_batch_size": 12, "num_generations": 8,
                                         "per_device_train_batch_size": 4},
@@ -229,3 +229,17 @@ def test_model_validate_rejects_non_mappings_and_odd_keys() -> None:
     with pytest.raises(ConfigError, match=r"1: option names are strings, got 1"):
         TextRLConfig.model_validate({"algo": "grpo", "output_dir": "o", 1: "x"})
     assert TextRLConfig.model_validate({"algo": "kto", "output_dir": "o"}).algo == "kto"
+
+
+def test_generation_batch_counts_the_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `accelerate launch --num_processes 2`, 2 per device × 2 processes = 4 completions fit 4 generations."""
+    kwargs = {"algo": "grpo", "output_dir": "o", "per_device_train_batch_size": 2, "num_generations": 4}
+    with pytest.raises(
+        ConfigError, match=r"= 2 × 1 = 2 completions on one process\) is not divisible by num_generations=4"
+    ):
+        TextRLConfig(**kwargs)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert TextRLConfig(**kwargs).num_generations == 4
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    with pytest.raises(ConfigError, match=r"= 2 × 1 × 3 processes = 6 completions over 3 processes\) is not divisible"):
+        TextRLConfig(**kwargs)

@@ -163,9 +163,8 @@ def _summary(history: list[dict[str, Any]], output_dir: Path) -> None:
     rewards = [h["reward"] for h in steps if "reward" in h]
     if rewards:
         k = min(5, len(rewards))
-        lines.append(
-            f"mean reward: first {k} steps {sum(rewards[:k]) / k:.4f} -> last {k} steps {sum(rewards[-k:]) / k:.4f}"
-        )
+        first, last = sum(rewards[:k]) / k, sum(rewards[-k:]) / k
+        lines.append(f"mean reward: first {k} logged steps {first:.4f} -> last {k} logged steps {last:.4f}")
     if steps:
         lines.append(f"loss: first {steps[0]['loss']:.4f} -> last {steps[-1]['loss']:.4f}")
     print("\n".join(lines))

@@ -1,0 +1,133 @@
+"""`textrl-eval`: generate completions for a dataset's prompts in batches, score them, print statistics per reward."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, DataError, RewardError
+
+
+def eval_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="textrl-eval", description="Generate and score completions; no training.")
+    parser.add_argument("--model", required=True, help="A checkpoint folder, a hub id, or textrl:tiny.")
+    parser.add_argument("--dataset", required=True, help="A local .jsonl/.json/.csv/.parquet file or a hub dataset id.")
+    parser.add_argument("--split", default="train", help="Split, with slicing such as test[:100] (default: train).")
+    parser.add_argument("--subset", default=None, help="Hub dataset configuration name.")
+    parser.add_argument(
+        "--reward",
+        action="append",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="A reward function; repeat for several (each is reported separately).",
+    )
+    parser.add_argument("--batch-size", type=int, default=8, help="Prompts generated together (default 8).")
+    parser.add_argument("--max-new-tokens", type=int, default=64, help="Tokens per completion (default 64).")
+    parser.add_argument("--num-generations", type=int, default=1, help="Completions per prompt (default 1).")
+    parser.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature; 0 means greedy.")
+    parser.add_argument("--seed", type=int, default=0, help="Random seed for sampling (default 0).")
+    parser.add_argument("--limit", type=int, default=None, help="Use only the first N prompts.")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        metavar="FILE.jsonl",
+        help="Write every prompt, completion and reward here.",
+    )
+    return parser
+
+
+def _load_prompts(args: argparse.Namespace) -> Any:
+    from ..data import check_dataset, from_hub, from_jsonl
+
+    path = Path(args.dataset)
+    if path.suffix == ".jsonl" and path.is_file() and args.split == "train":
+        data = from_jsonl(path)
+    else:
+        data = from_hub(args.dataset, split=args.split, subset=args.subset)
+    data = check_dataset(data, "prompt-only")
+    return data.select(range(min(args.limit, len(data)))) if args.limit else data
+
+
+def generate(model: Any, tokenizer: Any, prompts: list[Any], args: argparse.Namespace) -> list[str]:
+    """Completions for `prompts` (num_generations each, in order), batch by batch with a progress bar."""
+    import torch
+    from tqdm import tqdm
+
+    tokenizer.padding_side = "left"
+    texts = [
+        p if isinstance(p, str) else tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+        for p in prompts
+    ]
+    sampling = {"do_sample": True, "temperature": args.temperature} if args.temperature > 0 else {"do_sample": False}
+    out: list[str] = []
+    model.eval()
+    for start in tqdm(range(0, len(texts), args.batch_size), desc="generating", unit="batch"):
+        batch = tokenizer(
+            texts[start : start + args.batch_size], return_tensors="pt", padding=True, add_special_tokens=False
+        ).to(model.device)
+        with torch.no_grad():
+            ids = model.generate(
+                **batch,
+                max_new_tokens=args.max_new_tokens,
+                num_return_sequences=args.num_generations,
+                pad_token_id=tokenizer.pad_token_id,
+                **sampling,
+            )
+        out += tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
+    return out
+
+
+def summarize(scores: dict[str, list[float | None]]) -> str:
+    lines = [f"{'reward':<28} {'n':>5} {'mean':>9} {'std':>9} {'min':>9} {'p10':>9} {'p50':>9} {'p90':>9} {'max':>9}"]
+    for name, values in scores.items():
+        kept = sorted(v for v in values if v is not None)
+        if not kept:
+            lines.append(f"{name:<28} {0:>5}  (every completion skipped)")
+            continue
+        deciles = statistics.quantiles(kept, n=10, method="inclusive") if len(kept) > 1 else [kept[0]] * 9
+        std = statistics.pstdev(kept)
+        lines.append(
+            f"{name:<28} {len(kept):>5} {statistics.fmean(kept):>9.4f} {std:>9.4f} {kept[0]:>9.4f} "
+            f"{deciles[0]:>9.4f} {deciles[4]:>9.4f} {deciles[8]:>9.4f} {kept[-1]:>9.4f}"
+        )
+    return "\n".join(lines)
+
+
+def eval_main(argv: list[str] | None = None) -> int:
+    args = eval_parser().parse_args(argv)
+    try:
+        from transformers import set_seed
+
+        from ..models import load_model
+        from ..reward_refs import resolve_ref
+        from ..rewards import as_reward
+
+        rewards = {ref: as_reward(resolve_ref(ref, Path.cwd(), "--reward")) for ref in args.reward}
+        data = _load_prompts(args)
+        set_seed(args.seed)
+        model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm")
+        prompts = list(data["prompt"])
+        completions = generate(model, tokenizer, prompts, args)
+        repeated = [p for p in prompts for _ in range(args.num_generations)]
+        columns = {
+            c: [v for v in data[c] for _ in range(args.num_generations)] for c in data.column_names if c != "prompt"
+        }
+        scores = {ref: fn(prompts=repeated, completions=completions, **columns) for ref, fn in rewards.items()}
+    except (ConfigError, DataError, RewardError) as exc:
+        print(f"textrl-eval: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(completions)} completions ({len(prompts)} prompts x {args.num_generations})")
+    print(summarize(scores))
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        with args.output.open("w", encoding="utf-8") as handle:
+            for i, (prompt, completion) in enumerate(zip(repeated, completions, strict=True)):
+                row = {"prompt": prompt, "completion": completion, "rewards": {r: s[i] for r, s in scores.items()}}
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        print(f"wrote {len(completions)} rows to {args.output}")
+    return 0

@@ -1,0 +1,76 @@
+"""`textrl-merge`: fold a LoRA adapter into its base model and write a standalone checkpoint, complete or not at all.
+
+`textrl-dump` is the deprecated name from TextRL < 1.0; it does the same and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+
+def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Merge a PEFT adapter (e.g. a textrl-train output_dir "
+        "trained with LoRA) into its base model and save model + tokenizer.",
+    )
+    parser.add_argument("--adapter", required=True, metavar="DIR", help="Folder with adapter_config.json.")
+    parser.add_argument("--output", required=True, metavar="DIR", help="Where the merged checkpoint goes (new).")
+    parser.add_argument("--overwrite", action="store_true", help="Replace an existing --output folder.")
+    return parser
+
+
+def merge(adapter: Path, output: Path, *, overwrite: bool = False) -> Path:
+    """Write the merged model to a temporary sibling of `output`, then rename it into place."""
+    if not (adapter / "adapter_config.json").is_file():
+        raise FileNotFoundError(
+            f"--adapter {adapter}: no adapter_config.json there, so it is not a PEFT adapter. "
+            "Fix: point at the output_dir of a LoRA run (model: {peft: ...})."
+        )
+    if output.exists() and not overwrite:
+        raise FileExistsError(f"--output {output} exists. Fix: choose a new folder, or pass --overwrite.")
+    from peft import AutoPeftModelForCausalLM
+    from tqdm import tqdm
+    from transformers import AutoTokenizer
+
+    steps = tqdm(total=3, desc="merging", unit="step")
+    model = AutoPeftModelForCausalLM.from_pretrained(adapter)
+    steps.update()
+    merged = model.merge_and_unload()
+    steps.update()
+    staging = output.parent / f".{output.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        merged.save_pretrained(staging, safe_serialization=True)
+        AutoTokenizer.from_pretrained(adapter).save_pretrained(staging)
+        if output.exists():
+            shutil.rmtree(output)
+        staging.rename(output)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    steps.update()
+    steps.close()
+    return output
+
+
+def merge_main(argv: list[str] | None = None, prog: str = "textrl-merge") -> int:
+    args = merge_parser(prog).parse_args(argv)
+    try:
+        out = merge(Path(args.adapter), Path(args.output), overwrite=args.overwrite)
+    except (FileNotFoundError, FileExistsError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{prog}: merged model written to {out}")
+    return 0
+
+
+def dump_main(argv: list[str] | None = None) -> int:
+    print(
+        "textrl-dump is deprecated since TextRL 1.0 and will be removed in 2.0; use textrl-merge (same arguments).",
+        file=sys.stderr,
+    )
+    return merge_main(argv, prog="textrl-dump")
