@@ -26,6 +26,16 @@ def bf16_supported() -> bool:
     return bool(is_torch_bf16_gpu_available())
 
 
+def has_accelerator() -> bool:
+    """Whether torch sees a GPU (CUDA/ROCm), an Apple GPU or an Intel XPU."""
+    import torch
+
+    xpu = getattr(torch, "xpu", None)
+    return bool(
+        torch.cuda.is_available() or torch.backends.mps.is_available() or (xpu is not None and xpu.is_available())
+    )
+
+
 def resolve_bf16(value: bool | str) -> bool:
     """TextRL's bf16 "auto" → True where the hardware has bf16; an explicit True without it is an error."""
     supported = bf16_supported()
@@ -94,6 +104,10 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
     kwargs = {**values, **fixed, **_distributed(cfg), **extra}
+    if "use_cpu" not in kwargs and not has_accelerator():
+        # Without this, transformers runs each process of `accelerate launch --num_processes N` alone on a CPU
+        # machine; with it, the processes join one gloo process group (and a single process is unaffected).
+        kwargs["use_cpu"] = True
     try:
         return trl_class(**kwargs)
     except (ValueError, TypeError) as exc:

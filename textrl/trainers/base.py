@@ -87,13 +87,16 @@ class TextRLTrainer:
 
     def train(self, resume_from_checkpoint: str | bool | None = None) -> Any:
         """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput."""
-        write_manifest(
-            self.config.output_dir,  # type: ignore[attr-defined]
-            config=self.config,
-            trl_config=self.trl_config,
-            trl_changes=self._trl_changes,
-            datasets={"train": self.train_dataset, "eval": self.eval_dataset},
-        )
+        accelerator = self.trl_trainer.accelerator
+        if accelerator.is_main_process:
+            write_manifest(
+                self.config.output_dir,  # type: ignore[attr-defined]
+                config=self.config,
+                trl_config=self.trl_config,
+                trl_changes=self._trl_changes,
+                datasets={"train": self.train_dataset, "eval": self.eval_dataset},
+                processes=accelerator.num_processes,
+            )
         return self.trl_trainer.train(resume_from_checkpoint=resume_from_checkpoint)
 
     @property

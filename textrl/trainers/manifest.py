@@ -22,21 +22,33 @@ def _version(package: str) -> str | None:
 
 
 def trl_changes(trl_config: Any) -> dict[str, Any]:
-    """The TRL config fields whose values differ from a default-built config of the same class.
+    """The TRL config fields whose values differ from the TRL class's declared defaults.
 
-    Call it before a TRL trainer is built: constructing TrainingArguments resets accelerate's shared state.
+    Compares with the dataclass defaults instead of building a second config: building TrainingArguments resets
+    accelerate's shared state, which would undo a multi-process setup.
     """
-    reference = type(trl_config)(output_dir=trl_config.output_dir, bf16=trl_config.bf16)
     changed = {}
     for field in dataclasses.fields(trl_config):
-        mine, theirs = getattr(trl_config, field.name, None), getattr(reference, field.name, None)
-        if field.name != "output_dir" and mine != theirs:
-            changed[field.name] = mine
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            continue
+        value = getattr(trl_config, field.name, None)
+        if field.name != "output_dir" and value != default and not (hasattr(value, "value") and value.value == default):
+            changed[field.name] = value
     return json.loads(json.dumps(changed, default=str))
 
 
 def write_manifest(
-    output_dir: str, *, config: Any, trl_config: Any, trl_changes: dict[str, Any], datasets: dict[str, Any]
+    output_dir: str,
+    *,
+    config: Any,
+    trl_config: Any,
+    trl_changes: dict[str, Any],
+    datasets: dict[str, Any],
+    processes: int = 1,
 ) -> Path:
     path = Path(output_dir) / MANIFEST
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,6 +57,7 @@ def write_manifest(
         "textrl_config": config.model_dump(mode="json"),
         "trl_config_class": f"{type(trl_config).__module__}.{type(trl_config).__name__}",
         "trl_config_changes": trl_changes,
+        "processes": processes,
         "versions": {p: _version(p) for p in PACKAGES} | {"python": platform.python_version()},
         "datasets": {
             name: {"rows": len(ds), "columns": list(ds.column_names), "fingerprint": getattr(ds, "_fingerprint", None)}
