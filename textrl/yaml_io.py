@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -28,15 +29,10 @@ def _mapping_without_duplicates(loader: _Loader, node: yaml.MappingNode, deep: b
         key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
         line = key_node.start_mark.line + 1
         if key in seen:
-            raise ConfigError(
-                [
-                    Problem(
-                        str(key),
-                        f"appears twice (lines {seen[key]} and {line}); YAML would silently keep the last. "
-                        "Fix: keep one of them.",
-                    )
-                ]
-            )
+            source = key_node.start_mark.name
+            where = f"{source}:{line}" if source and not source.startswith("<") else f"line {line}"
+            message = f"appears twice (lines {seen[key]} and {line}); YAML would silently keep the last. Fix: keep one."
+            raise ConfigError([Problem(str(key), message, where=where)])
         seen[key] = line
     return loader.construct_mapping(node, deep=deep)
 
@@ -46,8 +42,10 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping
 
 def load_yaml(text: str, *, source: str = "<config>") -> Any:
     """Parse one YAML document; a syntax error becomes a ConfigError naming the line."""
+    stream = io.StringIO(text)
+    stream.name = source  # type: ignore[misc]  # marks (and so error locations) carry the file name
     try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: builds no arbitrary objects
+        return yaml.load(stream, Loader=_Loader)  # a SafeLoader subclass: builds no arbitrary objects
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{source}:{mark.line + 1}" if mark else source

@@ -105,7 +105,10 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
             )
         _set_nested(data, key, load_yaml(raw) if raw else raw)
         sources[key.split(".")[0] if key.split(".")[0] in SECTIONS else "extra"] = "--set"
-    cls = config_class(flags.get("algo", data.get("algo")))
+    try:
+        cls = config_class(flags.get("algo", data.get("algo")))
+    except ConfigError as error:
+        raise locate(error, lines, config_path, {"algo": "--algo"} if "algo" in flags else {}) from None
     options = {o.name: o for o in cls.algorithm().options}
     used_flags: dict[str, str] = {}
     for name, raw in flags.items():
