@@ -83,11 +83,13 @@ def generate(model: Any, tokenizer: Any, prompts: list[Any], args: argparse.Name
 
 
 def summarize(scores: dict[str, list[float | None]]) -> str:
-    lines = [f"{'reward':<28} {'n':>5} {'mean':>9} {'std':>9} {'min':>9} {'p10':>9} {'p50':>9} {'p90':>9} {'max':>9}"]
+    """One line per reward: count, mean, std, min, 10th/50th/90th percentiles and max (None values skipped)."""
+    w = max(len("reward"), *(len(name) for name in scores))
+    lines = [f"{'reward':<{w}} {'n':>5} {'mean':>9} {'std':>9} {'min':>9} {'p10':>9} {'p50':>9} {'p90':>9} {'max':>9}"]
     for name, values in scores.items():
         kept = sorted(v for v in values if v is not None)
         if not kept:
-            lines.append(f"{name:<28} {0:>5}  (every completion skipped)")
+            lines.append(f"{name:<{w}} {0:>5}  (every completion skipped)")
             continue
         deciles = statistics.quantiles(kept, n=10, method="inclusive") if len(kept) > 1 else [kept[0]] * 9
         std = statistics.pstdev(kept)
