@@ -94,7 +94,7 @@ def summarize(scores: dict[str, list[float | None]]) -> str:
         deciles = statistics.quantiles(kept, n=10, method="inclusive") if len(kept) > 1 else [kept[0]] * 9
         std = statistics.pstdev(kept)
         lines.append(
-            f"{name:<28} {len(kept):>5} {statistics.fmean(kept):>9.4f} {std:>9.4f} {kept[0]:>9.4f} "
+            f"{name:<{w}} {len(kept):>5} {statistics.fmean(kept):>9.4f} {std:>9.4f} {kept[0]:>9.4f} "
             f"{deciles[0]:>9.4f} {deciles[4]:>9.4f} {deciles[8]:>9.4f} {kept[-1]:>9.4f}"
         )
     return "\n".join(lines)

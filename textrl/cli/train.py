@@ -8,11 +8,13 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
-from .assemble import Assembled, assemble
+
+if TYPE_CHECKING:
+    from .assemble import Assembled
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
@@ -174,6 +176,8 @@ def train_main(argv: list[str] | None = None) -> int:
     from ..generated.cli_flags import FLAGS
 
     args = vars(train_parser().parse_args(argv))
+    from .assemble import assemble  # pydantic and the spec: not needed for --help
+
     names = {f.dest: f.flag for f in FLAGS} | {"algo": "--algo"}
     flags = {k: v for k, v in args.items() if k in names}
     try:
