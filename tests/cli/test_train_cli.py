@@ -194,3 +194,11 @@ def test_two_processes_under_accelerate(cli, tmp_path: Path) -> None:  # type: i
     manifest = json.loads((tmp_path / "out/grpo/textrl_manifest.json").read_text())
     assert manifest["processes"] == 2
     assert manifest["trl_config_changes"]["generation_batch_size"] == 4  # 2 per device x 2 processes
+
+
+def test_readme_main_job(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """README's main-job command, verbatim, from a copy of the repository's examples folder."""
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples", tmp_path / "examples")
+    done = cli("textrl-train", "--config", "examples/quickstart.yaml", "--overwrite")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "mean reward: first 5 logged steps" in done.stdout
