@@ -107,8 +107,9 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     )
     rows = check_dataset(from_section(_require(run, "dataset"), run.base_dir, light=True), algo.data_format.name)
     print(f"dataset: {len(rows)} rows, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok")
-    if getattr(cfg, "eval_dataset", None) is not None:
-        evaluation = check_dataset(from_section(cfg.eval_dataset, run.base_dir, light=True), algo.data_format.name)
+    eval_section = getattr(cfg, "eval_dataset", None)
+    if eval_section is not None:
+        evaluation = check_dataset(from_section(eval_section, run.base_dir, light=True), algo.data_format.name)
         print(f"eval_dataset: {len(evaluation)} rows: ok")
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))

@@ -128,7 +128,8 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     if overwrite and output_dir.exists() and int(os.environ.get("RANK", "0")) == 0:
         shutil.rmtree(output_dir)
     train = from_section(dataset_section, run.base_dir)
-    evaluation = from_section(cfg.eval_dataset, run.base_dir) if getattr(cfg, "eval_dataset", None) else None
+    eval_section = getattr(cfg, "eval_dataset", None)
+    evaluation = from_section(eval_section, run.base_dir) if eval_section is not None else None
     reward = reward_from_section(_require(run, "reward"), run.base_dir) if family is Family.ONLINE else None
     peft = model_section.peft.model_dump() if model_section.peft else None
     model, tokenizer, ref = load_model(

@@ -35,8 +35,9 @@ def trl_changes(trl_config: Any) -> dict[str, Any]:
             default = field.default_factory()
         else:
             continue
-        value = getattr(trl_config, field.name, None)
-        if field.name != "output_dir" and value != default and not (hasattr(value, "value") and value.value == default):
+        value: Any = getattr(trl_config, field.name, None)
+        plain = getattr(value, "value", value)  # enums such as IntervalStrategy compare by their value
+        if field.name != "output_dir" and value != default and plain != default:
             changed[field.name] = value
     return json.loads(json.dumps(changed, default=str))
 
