@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
-from ..annotations import strip_optional, union_members
+from ..annotations import is_optional, strip_optional, union_members
 from ..config import TextRLConfig, config_class
 from ..errors import ConfigError, Problem
 from ..yaml_io import key_lines, load_yaml
@@ -58,12 +58,15 @@ def locate(
 
 
 def parse_value(raw: str, annotation: Any) -> Any:
-    """A flag's text as the option's type: YAML scalars (1e-5, true, null), comma lists for list options."""
+    """A flag's text as the option's type: YAML scalars (1e-5, true), `none`/`null` for optional options, and
+    comma-separated lists for list options. Text options keep the text as typed."""
+    if is_optional(annotation) and raw.strip().lower() in ("none", "null"):
+        return None
     base = strip_optional(annotation)
-    if base is str or (union_members(base) and all(m is str for m in union_members(base))):
-        return raw if raw.lower() not in ("none", "null") or base is annotation else None
+    if all(m is str for m in union_members(base)):
+        return raw
     value = load_yaml(raw) if raw.strip() else raw
-    wants_list = any(getattr(m, "__origin__", None) is list for m in union_members(base))
+    wants_list = any(get_origin(m) is list for m in union_members(base))
     if wants_list and isinstance(value, str | int | float) and not isinstance(value, bool):
         value = [load_yaml(part.strip()) for part in str(raw).split(",") if part.strip()]
     return value

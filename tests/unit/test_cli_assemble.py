@@ -1,0 +1,94 @@
+"""Assembling a run from YAML, flags and --set, in-process (no torch): each mistake's message beside a passing twin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from textrl import ConfigError
+from textrl.cli.assemble import assemble, parse_value
+from textrl.cli.train import check_output_dir, train_main
+
+NAMES = {"num_generations": "--num-generations", "learning_rate": "--learning-rate", "loss_type": "--loss-type"}
+
+
+def yaml_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_precedence_and_sources(tmp_path: Path) -> None:
+    path = yaml_file(tmp_path, "algo: grpo\noutput_dir: o\nlearning_rate: 1e-4\nbeta: 0.1\n")
+    run = assemble(path, {"learning_rate": "2e-5"}, NAMES, ["log_unique_prompts=true", "model.name=textrl:tiny"])
+    assert run.config.learning_rate == 2e-5 and run.config.beta == 0.1 and run.config.num_generations == 8  # type: ignore[attr-defined]
+    assert run.sources == {"algo": "YAML", "output_dir": "YAML", "learning_rate": "flag", "beta": "YAML",
+                           "extra": "--set", "model": "--set"}  # fmt: skip
+    assert run.config.extra == {"log_unique_prompts": True} and run.config.model.name == "textrl:tiny"  # type: ignore[attr-defined]
+
+
+def test_flag_values_take_the_options_type() -> None:
+    from textrl.spec import BY_NAME
+
+    dpo, grpo = BY_NAME["dpo"], BY_NAME["grpo"]
+    assert parse_value("sigmoid,sft", dpo.option("loss_type").annotation) == ["sigmoid", "sft"]
+    assert parse_value("[sigmoid, sft]", dpo.option("loss_type").annotation) == ["sigmoid", "sft"]
+    assert parse_value("1e-5", grpo.option("learning_rate").annotation) == 1e-5
+    assert parse_value("none", grpo.option("epsilon_high").annotation) is None
+    assert parse_value("auto", grpo.option("bf16").annotation) == "auto"
+    assert parse_value("123", grpo.option("run_name").annotation) == "123"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "flags", "sets", "match"),
+    [
+        (
+            "algo: grpo\noutput_dir: o\n",
+            {"loss_type": "sigmoid"},
+            [],
+            r"flag --loss-type: loss_type: got 'sigmoid' \(str\); allowed: one of 'grpo'",
+        ),
+        (
+            "algo: dpo\noutput_dir: o\n",
+            {"num_generations": "4"},
+            [],
+            r"flag --num-generations: num_generations: flag --num-generations does not apply to algo='dpo'",
+        ),
+        ("algo: grpo\noutput_dir: o\n", {}, ["oops"], r"--set: got 'oops'; allowed: key=value"),
+        ("- algo: grpo\n", {}, [], r"run\.yaml: config: the file holds a YAML list; expected a mapping"),
+        ("algo: grpo\noutput_dir: o\nmodel: x\n", {}, ["model.name=y"], r"--set: model is not a mapping in the config"),
+        ("output_dir: o\n", {}, [], r"algo: is required; allowed: grpo"),
+    ],
+)
+def test_assembly_errors(tmp_path: Path, yaml_text: str, flags: dict[str, str], sets: list[str], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        assemble(yaml_file(tmp_path, yaml_text), flags, NAMES, sets)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"--config: .*nope\.yaml does not exist"):
+        assemble(tmp_path / "nope.yaml", {}, NAMES, [])
+    assert assemble(None, {"algo": "kto", "output_dir": "o"}, NAMES, []).config.algo == "kto"
+
+
+def test_resume_and_overwrite_together(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"--resume: --resume and --overwrite contradict each other"):
+        check_output_dir(tmp_path, resume=True, overwrite=True)
+    assert check_output_dir(tmp_path / "new", resume=False, overwrite=False) is None
+
+
+def test_dry_run_rejects_a_reward_model_that_is_not_a_classifier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    not_rm = tmp_path / "causal"
+    not_rm.mkdir()
+    (not_rm / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    text = "algo: rloo\noutput_dir: OUT\nmodel: {name: textrl:tiny}\ndataset: {list: [hi, there]}\nreward: {model: causal}\n"
+    yaml_file(tmp_path, text.replace("OUT", str(tmp_path / "out")))
+    assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2
+    assert "reward.model: " in capsys.readouterr().err
+    (not_rm / "config.json").write_text(json.dumps({"architectures": ["LlamaForSequenceClassification"]}))
+    assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 0
+    assert "a sequence classifier (LlamaForSequenceClassification)" in capsys.readouterr().out
