@@ -127,6 +127,13 @@ class DistributedSection(Section):
                 _only_with_strategy("zero_stage", "deepspeed"),
                 _only_with_strategy("fsdp_version", "fsdp"),
                 {
+                    "if": {
+                        "required": ["offload"],
+                        "properties": {"offload": {"enum": ["optimizer", "optimizer_and_parameters"]}},
+                    },
+                    "then": {"required": ["strategy"], "properties": {"strategy": {"enum": ["deepspeed", "fsdp"]}}},
+                },
+                {
                     "if": {"required": ["offload"], "properties": {"offload": {"const": "optimizer_and_parameters"}}},
                     "then": {
                         "required": ["strategy"],
@@ -163,6 +170,11 @@ class DistributedSection(Section):
             raise ValueError(
                 f"distributed.fsdp_version={self.fsdp_version} applies only to strategy 'fsdp', got strategy "
                 f"{self.strategy!r}. Fix: set strategy: fsdp, or remove fsdp_version."
+            )
+        if self.offload != "none" and self.strategy == "ddp":
+            raise ValueError(
+                f"distributed.offload={self.offload!r} needs DeepSpeed or FSDP; plain data parallel (strategy 'ddp') "
+                "cannot offload. Fix: set strategy: deepspeed (or fsdp), or remove offload."
             )
         if self.offload == "optimizer_and_parameters" and not (
             self.strategy == "fsdp" or (self.strategy == "deepspeed" and self.zero_stage == 3)

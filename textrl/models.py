@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -136,12 +137,10 @@ TINY = "textrl:tiny"
 TINY_REWARD = "textrl:tiny-reward"
 
 
-def _builtin(name: str) -> str:
+def builtin_model(name: str) -> str:
     """`textrl:tiny` and `textrl:tiny-reward`: the offline tiny models, built once under ~/.cache/textrl."""
     if name not in (TINY, TINY_REWARD):
         return name
-    import os
-
     from .tiny import build_tiny_model
 
     home = Path(os.environ.get("TEXTRL_HOME", Path.home() / ".cache" / "textrl"))
@@ -169,10 +168,9 @@ def load_model(
       for use as a reward model; force it with `task="reward"`.
     - A tokenizer without a pad token gets its eos token as pad.
     """
-    import torch
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
-    name_or_path = _builtin(name_or_path)
+    name_or_path = builtin_model(name_or_path)
     section = _peft_section(peft)
     dtype = _resolve_dtype(torch_dtype)
     if task == "auto":
@@ -186,7 +184,8 @@ def load_model(
     quant = _quantization(quantization, dtype)
     if quant is not None:
         kwargs["quantization_config"] = quant
-        kwargs["device_map"] = {"": torch.cuda.current_device()}
+        # each process of `accelerate launch` loads onto its own GPU (no Accelerator exists yet to ask)
+        kwargs["device_map"] = {"": int(os.environ.get("LOCAL_RANK", "0"))}
     auto = AutoModelForSequenceClassification if task == "reward" else AutoModelForCausalLM
     if task == "reward":
         kwargs["num_labels"] = 1
@@ -201,7 +200,8 @@ def load_model(
     if section is not None:
         from peft import get_peft_model
 
-        model = get_peft_model(model, lora_config(section, "SEQ_CLS" if task == "reward" else "CAUSAL_LM"))
+        config = lora_config(section, "SEQ_CLS" if task == "reward" else "CAUSAL_LM")
+        model = get_peft_model(model, config, revision=revision)
     elif load_ref and task != "reward":
         ref = auto.from_pretrained(name_or_path, **kwargs).eval()
         ref.requires_grad_(False)

@@ -23,7 +23,7 @@ def resolve_ref(ref: str, base_dir: Path, field: str = "reward") -> Any:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
+        if exc.name == module_name or (exc.name and module_name.startswith(exc.name + ".")):
             raise ConfigError(
                 [
                     Problem(
@@ -75,5 +75,9 @@ def reward_from_section(section: Any, base_dir: Path) -> Any:
         funcs = [resolve_ref(ref, base_dir, f"reward.compose[{i}]") for i, ref in enumerate(section.compose)]
         return compose(*funcs, weights=section.weights)
     model = section.model
+    if model.startswith("textrl:"):
+        from .models import builtin_model
+
+        return builtin_model(model)
     local = (base_dir / model) if not Path(model).is_absolute() else Path(model)
     return str(local) if local.exists() else model  # TRL loads a sequence classifier from a path or hub id

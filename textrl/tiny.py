@@ -8,6 +8,8 @@ so `load_model(path)` reads it like any checkpoint with the hub switched off. De
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +84,12 @@ def build_tiny_model(path: str | Path, *, seed: int = 0, reward: bool = False) -
     marker = path / "textrl_tiny.json"
     if marker.is_file() and json.loads(marker.read_text()) == stamp:
         return path
-    path.mkdir(parents=True, exist_ok=True)
-    _tokenizer(path)
-    config = _llama_config(path)
+    # built in a private folder and renamed into place, so processes racing to build it never see half a model
+    staging = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    _tokenizer(staging)
+    config = _llama_config(staging)
     torch.manual_seed(seed)
     model: Any
     if reward:
@@ -92,6 +97,12 @@ def build_tiny_model(path: str | Path, *, seed: int = 0, reward: bool = False) -
         model = LlamaForSequenceClassification(config)  # type: ignore[arg-type]
     else:
         model = LlamaForCausalLM(config)  # type: ignore[arg-type]
-    model.save_pretrained(path, safe_serialization=True)
-    marker.write_text(json.dumps(stamp))
+    model.save_pretrained(staging, safe_serialization=True)
+    (staging / marker.name).write_text(json.dumps(stamp))
+    if marker.is_file() and json.loads(marker.read_text()) == stamp:  # another process finished first
+        shutil.rmtree(staging)
+        return path
+    if path.exists():
+        shutil.rmtree(path)
+    staging.rename(path)
     return path

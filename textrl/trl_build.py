@@ -104,6 +104,8 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
     kwargs = {**values, **fixed, **_distributed(cfg), **extra}
+    if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
+        kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
     if "use_cpu" not in kwargs and not has_accelerator():
         # Without this, transformers runs each process of `accelerate launch --num_processes N` alone on a CPU
         # machine; with it, the processes join one gloo process group (and a single process is unaffected).

@@ -16,6 +16,15 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader (no arbitrary objects) that reads `5e-6` as a number, as YAML 1.2 and editors do."""
 
 
+# YAML 1.2 booleans: only true/false. YAML 1.1 also reads yes/no/on/off as booleans, which turns
+# `save_strategy: no` into False.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),

@@ -77,3 +77,26 @@ def test_eval_scores_and_writes_every_completion(cli, tmp_path: Path) -> None:  
 def test_eval_reports_a_bad_reward(cli) -> None:  # type: ignore[no-untyped-def]
     done = cli("textrl-eval", "--model", "textrl:tiny", "--dataset", "quickstart_prompts.jsonl", "--reward", "nope:f")
     assert done.returncode == 2 and "no module 'nope'" in done.stderr
+
+
+def test_merge_a_lora_reward_model(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A LoRA reward model (task SEQ_CLS) merges into a sequence classifier with the adapter's scores."""
+    import torch
+    from peft import AutoPeftModelForSequenceClassification
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    rows = [{"chosen": f"good answer {i}", "rejected": f"bad {i}"} for i in range(8)]
+    write(tmp_path / "pairs.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write(tmp_path / "rm.yaml", "algo: reward_model\noutput_dir: out/rm\nmax_steps: 2\nper_device_train_batch_size: 4\n"
+          "learning_rate: 5e-2\nsave_strategy: 'no'\ngradient_checkpointing: false\n"
+          "model: {name: 'textrl:tiny-reward', peft: {r: 4}}\ndataset: {path: pairs.jsonl}\n")  # fmt: skip
+    trained = cli("textrl-train", "--config", "rm.yaml")
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    done = cli("textrl-merge", "--adapter", "out/rm", "--output", "rm_merged")
+    assert done.returncode == 0, done.stderr[-3000:]
+    tok = AutoTokenizer.from_pretrained(tmp_path / "rm_merged")
+    batch = tok(["good answer", "bad"], return_tensors="pt", padding=True)
+    with torch.no_grad():
+        merged = AutoModelForSequenceClassification.from_pretrained(tmp_path / "rm_merged")(**batch).logits
+        adapter = AutoPeftModelForSequenceClassification.from_pretrained(tmp_path / "out/rm")(**batch).logits
+    assert merged.shape == (2, 1) and torch.allclose(merged, adapter, atol=1e-5)

@@ -92,3 +92,52 @@ def test_dry_run_rejects_a_reward_model_that_is_not_a_classifier(
     (not_rm / "config.json").write_text(json.dumps({"architectures": ["LlamaForSequenceClassification"]}))
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 0
     assert "a sequence classifier (LlamaForSequenceClassification)" in capsys.readouterr().out
+
+
+def test_set_can_replace_a_whole_section(tmp_path: Path) -> None:
+    path = yaml_file(tmp_path, "algo: grpo\noutput_dir: o\nreward: old_rewards:f\n")
+    run = assemble(path, {}, NAMES, ["reward=new_rewards:g"])
+    assert run.config.reward == "new_rewards:g" and run.sources["reward"] == "--set"  # type: ignore[attr-defined]
+
+
+def test_no_is_a_word_not_false(tmp_path: Path) -> None:
+    """YAML 1.1 reads `no` as false; TextRL reads YAML 1.2, where only true/false are booleans."""
+    path = yaml_file(tmp_path, "algo: grpo\noutput_dir: o\nsave_strategy: no\n")
+    assert assemble(path, {}, NAMES, []).config.save_strategy == "no"  # type: ignore[attr-defined]
+    flagged = assemble(
+        path, {"eval_strategy": "no", "save_strategy": "no"}, NAMES | {"save_strategy": "--save-strategy"}, []
+    )
+    assert flagged.config.save_strategy == "no" and flagged.config.eval_strategy == "no"  # type: ignore[attr-defined]
+
+
+def test_overwrite_refuses_to_delete_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rewards_here.py").write_text(
+        "def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n"
+    )
+    yaml_file(tmp_path, "algo: grpo\noutput_dir: .\nmodel: {name: textrl:tiny}\ndataset: {list: [a, b, c, d, e, f, g, h]}\n"
+              "reward: rewards_here:f\n")  # fmt: skip
+    assert train_main(["--config", "run.yaml", "--overwrite", "--dry-run"]) == 2
+    assert "output_dir: --overwrite would delete ., which contains" in capsys.readouterr().err
+    assert train_main(["--config", "run.yaml", "--overwrite"]) == 2
+    assert (tmp_path / "run.yaml").is_file() and (tmp_path / "rewards_here.py").is_file()
+
+
+def test_dry_run_passes_chat_completions_as_trl_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "chat_rewards.py").write_text("def content_len(prompts, completions, **_):\n"
+                                              "    return [float(len(c[0]['content'])) for c in completions]\n")  # fmt: skip
+    rows = "[{prompt: [{role: user, content: hi}]}, {prompt: [{role: user, content: yo}]}]"
+    text = f"algo: grpo\noutput_dir: OUT\nmodel: {{name: textrl:tiny}}\ndataset: {{list: {rows}}}\nreward: chat_rewards:content_len\n"
+    yaml_file(tmp_path, text.replace("OUT", str(tmp_path / "out")))
+    assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run", "--per-device-train-batch-size", "8"]) == 0
+    assert "content_len -> [33.0, 33.0]" in capsys.readouterr().out
+
+
+def test_eval_refuses_greedy_with_several_generations(capsys: pytest.CaptureFixture[str]) -> None:
+    from textrl.cli.evaluate import eval_main
+
+    code = eval_main(
+        ["--model", "m", "--dataset", "d.jsonl", "--reward", "a:b", "--temperature", "0", "--num-generations", "2"]
+    )
+    assert code == 2 and "--num-generations 2 would repeat it" in capsys.readouterr().err

@@ -16,6 +16,7 @@ def folder(tmp_path: Path) -> Path:
         "def good(prompts, completions, **_):\n    return [1.0] * len(completions)\nVALUE = 3\n"
     )
     (tmp_path / "ref_rewards_broken.py").write_text("import package_that_is_not_installed\n")
+    (tmp_path / "ref_rewards_prefix.py").write_text("import ref_rewards_pre\n")  # a missing dependency named like it
     return tmp_path
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from ..annotations import is_optional, strip_optional, union_members
 from ..config import TextRLConfig, config_class
@@ -63,8 +63,13 @@ def parse_value(raw: str, annotation: Any) -> Any:
     if is_optional(annotation) and raw.strip().lower() in ("none", "null"):
         return None
     base = strip_optional(annotation)
-    if all(m is str for m in union_members(base)):
-        return raw
+    texts = [
+        m
+        for m in union_members(base)
+        if m is str or (get_origin(m) is Literal and all(isinstance(v, str) for v in get_args(m)))
+    ]
+    if len(texts) == len(union_members(base)):
+        return raw  # text and closed text choices: `--save-strategy no` means "no", not false
     value = load_yaml(raw) if raw.strip() else raw
     wants_list = any(get_origin(m) is list for m in union_members(base))
     if wants_list and isinstance(value, str | int | float) and not isinstance(value, bool):
@@ -107,7 +112,8 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
                 [Problem("--set", f"got {item!r}; allowed: key=value. Fix: e.g. --set log_unique_prompts=true")]
             )
         _set_nested(data, key, load_yaml(raw) if raw else raw)
-        sources[key.split(".")[0] if key.split(".")[0] in SECTIONS else "extra"] = "--set"
+        head = key.split(".")[0]
+        sources[head if head in SECTIONS else "extra"] = "--set"
     try:
         cls = config_class(flags.get("algo", data.get("algo")))
     except ConfigError as error:
@@ -142,8 +148,11 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
 def _set_nested(data: dict[str, Any], key: str, value: Any) -> None:
     """`--set model.peft.r=8` writes into the section; any other key goes to `extra` (TRL fields)."""
     parts = key.split(".")
-    if parts[0] not in SECTIONS or len(parts) == 1:
+    if parts[0] not in SECTIONS:
         data.setdefault("extra", {})[key] = value
+        return
+    if len(parts) == 1:  # a whole section, e.g. --set reward=my_rewards:fn
+        data[key] = value
         return
     node = data
     for part in parts[:-1]:

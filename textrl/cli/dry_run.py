@@ -11,7 +11,8 @@ from ..errors import ConfigError, Problem
 from ..rewards import as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family
 from .assemble import Assembled
-from .train import _require, check_output_dir
+from .evaluate import as_completion
+from .train import _require, check_output_dir, check_overwrite
 
 PLACEHOLDER = "This is a placeholder completion."
 
@@ -66,6 +67,8 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     from ..reward_refs import reward_from_section
 
     section = _require(run, "reward")
+    if str(getattr(section, "model", "")).startswith("textrl:"):
+        return f"reward model {section.model}: TextRL's built-in tiny classifier, built at start"
     reward = reward_from_section(section, run.base_dir)
     if isinstance(reward, str):
         config = Path(reward) / "config.json"
@@ -89,7 +92,8 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     rewards = reward if isinstance(reward, list) else [reward]
     shown = []
     for item in rewards:
-        values = as_reward(item)(prompts=prompts, completions=[PLACEHOLDER] * len(prompts), **columns)
+        completions = [as_completion(PLACEHOLDER, p) for p in prompts]
+        values = as_reward(item)(prompts=prompts, completions=completions, **columns)
         name = getattr(item, "__name__", type(item).__name__)
         shown.append(f"{name} -> {[None if v is None else round(v, 4) for v in values]}")
     return f"reward called on {len(prompts)} dataset rows with placeholder completions: " + "; ".join(shown)
@@ -115,7 +119,26 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool) -> int:
         print(_check_reward(run, rows))
     batches = _batches(run)
     print("\n".join(batches))
-    checkpoint = check_output_dir(Path(cfg.output_dir), resume=resume, overwrite=overwrite)  # type: ignore[attr-defined]
+    output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
+    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
+    if overwrite and output_dir.exists():
+        check_overwrite(run, output_dir)
+    strategy = getattr(getattr(cfg, "distributed", None), "strategy", "ddp")
+    if strategy != "ddp":
+        raise ConfigError(
+            [
+                Problem(
+                    "distributed.strategy",
+                    f"got {strategy!r}, which TextRL 1.0 validates but does not "
+                    "yet turn into TRL arguments. Fix: use ddp, or pass the engine's settings in extra.",
+                )
+            ]
+        )
+    if cfg.extra:  # type: ignore[attr-defined]
+        print(
+            f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts, "  # type: ignore[attr-defined]
+            "before the model loads"
+        )
     print(f"output_dir: {cfg.output_dir}" + (f" (resuming from {checkpoint.name})" if checkpoint else ""))  # type: ignore[attr-defined]
     print(f"TRL config ({algo.trl_config}), fields that differ from TRL's defaults:")
     for name, value, default, source in trl_changes(run):

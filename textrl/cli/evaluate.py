@@ -82,6 +82,19 @@ def generate(model: Any, tokenizer: Any, prompts: list[Any], args: argparse.Name
     return out
 
 
+def _device() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+def as_completion(text: str, prompt: Any) -> Any:
+    """A completion in TRL's shape: text for text prompts, `[{"role": "assistant", ...}]` for chat prompts."""
+    return text if isinstance(prompt, str) else [{"role": "assistant", "content": text}]
+
+
 def summarize(scores: dict[str, list[float | None]]) -> str:
     """One line per reward: count, mean, std, min, 10th/50th/90th percentiles and max (None values skipped)."""
     w = max(len("reward"), *(len(name) for name in scores))
@@ -102,6 +115,14 @@ def summarize(scores: dict[str, list[float | None]]) -> str:
 
 def eval_main(argv: list[str] | None = None) -> int:
     args = eval_parser().parse_args(argv)
+    if args.temperature <= 0 and args.num_generations > 1:
+        print(
+            f"textrl-eval: --temperature {args.temperature} (greedy) gives the same completion every time, so "
+            f"--num-generations {args.num_generations} would repeat it. Fix: sample (--temperature > 0) or use "
+            "--num-generations 1.",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from transformers import set_seed
 
@@ -113,8 +134,11 @@ def eval_main(argv: list[str] | None = None) -> int:
         data = _load_prompts(args)
         set_seed(args.seed)
         model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm")
+        model.to(_device())
         prompts = list(data["prompt"])
-        completions = generate(model, tokenizer, prompts, args)
+        texts = generate(model, tokenizer, prompts, args)
+        # rewards see completions as TRL passes them: assistant messages when the prompts are conversational
+        completions = [as_completion(t, prompts[0]) for t in texts]
         repeated = [p for p in prompts for _ in range(args.num_generations)]
         columns = {
             c: [v for v in data[c] for _ in range(args.num_generations)] for c in data.column_names if c != "prompt"
@@ -123,7 +147,7 @@ def eval_main(argv: list[str] | None = None) -> int:
     except (ConfigError, DataError, RewardError) as exc:
         print(f"textrl-eval: {exc}", file=sys.stderr)
         return 2
-    print(f"{len(completions)} completions ({len(prompts)} prompts x {args.num_generations})")
+    print(f"{len(texts)} completions ({len(prompts)} prompts x {args.num_generations})")
     print(summarize(scores))
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -21,10 +21,11 @@ def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:
     parser.add_argument("--adapter", required=True, metavar="DIR", help="Folder with adapter_config.json.")
     parser.add_argument("--output", required=True, metavar="DIR", help="Where the merged checkpoint goes (new).")
     parser.add_argument("--overwrite", action="store_true", help="Replace an existing --output folder.")
+    parser.add_argument("--trust-remote-code", action="store_true", help="Run modelling code shipped with the base.")
     return parser
 
 
-def merge(adapter: Path, output: Path, *, overwrite: bool = False) -> Path:
+def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_code: bool = False) -> Path:
     """Write the merged model to a temporary sibling of `output`, then rename it into place."""
     if not (adapter / "adapter_config.json").is_file():
         raise FileNotFoundError(
@@ -33,12 +34,16 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False) -> Path:
         )
     if output.exists() and not overwrite:
         raise FileExistsError(f"--output {output} exists. Fix: choose a new folder, or pass --overwrite.")
-    from peft import AutoPeftModelForCausalLM
+    import json
+
+    from peft import AutoPeftModelForCausalLM, AutoPeftModelForSequenceClassification
     from tqdm import tqdm
     from transformers import AutoTokenizer
 
+    task = json.loads((adapter / "adapter_config.json").read_text()).get("task_type")
+    auto = AutoPeftModelForSequenceClassification if task == "SEQ_CLS" else AutoPeftModelForCausalLM
     steps = tqdm(total=3, desc="merging", unit="step")
-    model = AutoPeftModelForCausalLM.from_pretrained(adapter)
+    model = auto.from_pretrained(adapter, trust_remote_code=trust_remote_code)
     steps.update()
     merged = model.merge_and_unload()
     steps.update()
@@ -60,7 +65,9 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False) -> Path:
 def merge_main(argv: list[str] | None = None, prog: str = "textrl-merge") -> int:
     args = merge_parser(prog).parse_args(argv)
     try:
-        out = merge(Path(args.adapter), Path(args.output), overwrite=args.overwrite)
+        out = merge(
+            Path(args.adapter), Path(args.output), overwrite=args.overwrite, trust_remote_code=args.trust_remote_code
+        )
     except (FileNotFoundError, FileExistsError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

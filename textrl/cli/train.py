@@ -95,6 +95,34 @@ def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool) -> Path
     return None
 
 
+def _protected(run: Assembled) -> list[Path]:
+    """Paths `--overwrite` must never delete: the working directory, the config file and local data/reward files."""
+    paths = [Path.cwd()]
+    if run.path is not None:
+        paths.append(run.path)
+    for key in ("dataset", "eval_dataset"):
+        section = getattr(run.config, key, None)
+        if section is not None and section.path:
+            paths.append(run.base_dir / section.path)
+    return [p.resolve() for p in paths]
+
+
+def check_overwrite(run: Assembled, output_dir: Path) -> None:
+    """Refuse `--overwrite` when output_dir holds the project itself (e.g. output_dir: . beside the config)."""
+    target = output_dir.resolve()
+    for path in _protected(run):
+        if path == target or target in path.parents:
+            raise ConfigError(
+                [
+                    Problem(
+                        "output_dir",
+                        f"--overwrite would delete {output_dir}, which contains {path}. "
+                        "Fix: point output_dir at a folder of its own, e.g. out/run.",
+                    )
+                ]
+            )
+
+
 def _family(run: Assembled) -> Any:
     return run.config.algorithm().family
 
@@ -125,18 +153,24 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     model_section, dataset_section = _require(run, "model"), _require(run, "dataset")
     family = _family(run)
     checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
-    if overwrite and output_dir.exists() and int(os.environ.get("RANK", "0")) == 0:
-        shutil.rmtree(output_dir)
+    if overwrite and output_dir.exists():
+        check_overwrite(run, output_dir)
+        if int(os.environ.get("RANK", "0")) == 0:
+            shutil.rmtree(output_dir)
     train = from_section(dataset_section, run.base_dir)
     eval_section = getattr(cfg, "eval_dataset", None)
     evaluation = from_section(eval_section, run.base_dir) if eval_section is not None else None
     reward = reward_from_section(_require(run, "reward"), run.base_dir) if family is Family.ONLINE else None
     peft = model_section.peft.model_dump() if model_section.peft else None
+    from ..trl_build import build_trl_config
+
+    build_trl_config(cfg)  # extra names, precision and distributed settings fail here, before a model loads
+    mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
     model, tokenizer, ref = load_model(
         model_section.name,
         peft=peft,
         quantization=model_section.quantization,
-        torch_dtype=model_section.torch_dtype,
+        torch_dtype=model_section.torch_dtype or ("float32" if mixed else None),
         attn_implementation=model_section.attn_implementation,
         revision=model_section.revision,
         trust_remote_code=model_section.trust_remote_code,
@@ -164,8 +198,8 @@ def _summary(history: list[dict[str, Any]], output_dir: Path) -> None:
     steps = [h for h in history if "loss" in h]
     lines = [f"textrl-train: done, {len(steps)} logged steps; model saved to {output_dir}"]
     rewards = [h["reward"] for h in steps if "reward" in h]
-    if rewards:
-        k = min(5, len(rewards))
+    if len(rewards) >= 2:
+        k = min(5, len(rewards) // 2)  # first and last windows never overlap
         first, last = sum(rewards[:k]) / k, sum(rewards[-k:]) / k
         lines.append(f"mean reward: first {k} logged steps {first:.4f} -> last {k} logged steps {last:.4f}")
     if steps:

@@ -46,9 +46,8 @@ class TextRLTrainer:
         self.train_dataset = check_dataset(train_dataset, algo.data_format.name)
         self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
         self.trl_config = build_trl_config(self.config)
-        # before the TRL trainer exists: building a reference TRL config resets accelerate's shared state
-        self._trl_changes = trl_changes(self.trl_config)
         self.trl_trainer = self._build(model, callbacks)
+        self._trl_changes = trl_changes(self.trl_config)  # after _build, which may set reward weights
 
     def _config(self, config: TextRLConfig | dict[str, Any]) -> TextRLConfig:
         cfg = config if isinstance(config, TextRLConfig) else TextRLConfig.model_validate(config)
