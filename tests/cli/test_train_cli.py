@@ -19,7 +19,7 @@ def test_trains_grpo_from_yaml(cli, tmp_path: Path) -> None:  # type: ignore[no-
     write(tmp_path / "grpo.yaml", GRPO)
     done = cli("textrl-train", "--config", "grpo.yaml")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "textrl-train: done, 4 logged steps" in done.stdout and "mean reward: first" in done.stdout
+    assert "textrl-train: done at global step 4, 4 logged steps" in done.stdout and "mean reward: first" in done.stdout
     out = tmp_path / "out/grpo"
     assert (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file()
     manifest = json.loads((out / "textrl_manifest.json").read_text())

@@ -147,3 +147,42 @@ def test_conversational_prompts_train(tiny: Path, tmp_path: Path) -> None:
                             reward=reward_fn(lambda prompts, completions: [float(len(c[0]["content"])) for c in completions]))  # fmt: skip
     trainer.train()
     assert "reward" in trainer.log_history[0]
+
+
+def test_python_api_stops_cleanly_on_a_signal(tiny: Path, tmp_path: Path) -> None:
+    """The first SIGTERM saves a checkpoint at the end of the step and raises TrainingInterrupted naming it;
+    a second one stops at once with a plain KeyboardInterrupt, saving nothing more."""
+    import os
+    import signal
+
+    from textrl.trainers.interrupt import TrainingInterrupted
+
+    def sends(times: int, at_call: int) -> Any:
+        calls = {"n": 0}
+
+        def reward(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+            calls["n"] += 1
+            if calls["n"] == at_call:
+                for _ in range(times):
+                    os.kill(os.getpid(), signal.SIGTERM)
+            return [0.5] * len(completions)
+
+        return reward
+
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=sends(1, 2), train_dataset=from_list(["Say hi."] * 16),
+                            config=fast("grpo", tmp_path / "once", max_steps=10, save_strategy="steps", save_steps=100))  # fmt: skip
+    with pytest.raises(
+        TrainingInterrupted, match=r"stopped by SIGTERM at step 2; checkpoint saved to .*checkpoint-2"
+    ) as info:
+        trainer.train()
+    assert info.value.step == 2 and (tmp_path / "once/checkpoint-2/trainer_state.json").is_file()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(signal.getsignal(signal.SIGTERM))
+
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=sends(2, 2), train_dataset=from_list(["Say hi."] * 16),
+                            config=fast("grpo", tmp_path / "twice", max_steps=10, save_strategy="steps", save_steps=100))  # fmt: skip
+    with pytest.raises(KeyboardInterrupt, match="second SIGTERM: stopping at once") as second:
+        trainer.train()
+    assert not isinstance(second.value, TrainingInterrupted)
+    assert not list((tmp_path / "twice").glob("checkpoint-*"))

@@ -186,17 +186,28 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
         trainer = PreferenceTrainer(ref_model=ref, **common)
     if checkpoint:
         print(f"textrl-train: resuming from {checkpoint}", file=sys.stderr)
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    from ..trainers.interrupt import TrainingInterrupted
+
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except TrainingInterrupted as stop:
+        again = " ".join(["textrl-train", *(sys.argv[1:] if sys.argv[0].endswith("textrl-train") else []), "--resume"])
+        print(
+            f"textrl-train: stopped by {stop.signal_name} at step {stop.step}; checkpoint saved to "
+            f"{stop.checkpoint}. Resume with: {again.replace(' --overwrite', '')}",
+            file=sys.stderr,
+        )
+        return 130 if stop.signal_name == "SIGINT" else 143
     trainer.save_model(str(output_dir))
     if trainer.trl_trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(output_dir)
-        _summary(trainer.log_history, output_dir)
+        _summary(trainer.log_history, output_dir, trainer.trl_trainer.state.global_step)
     return 0
 
 
-def _summary(history: list[dict[str, Any]], output_dir: Path) -> None:
+def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int) -> None:
     steps = [h for h in history if "loss" in h]
-    lines = [f"textrl-train: done, {len(steps)} logged steps; model saved to {output_dir}"]
+    lines = [f"textrl-train: done at global step {global_step}, {len(steps)} logged steps; model saved to {output_dir}"]
     rewards = [h["reward"] for h in steps if "reward" in h]
     if len(rewards) >= 2:
         k = min(5, len(rewards) // 2)  # first and last windows never overlap

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ..config import TextRLConfig
@@ -46,7 +47,10 @@ class TextRLTrainer:
         self.train_dataset = check_dataset(train_dataset, algo.data_format.name)
         self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
         self.trl_config = build_trl_config(self.config)
-        self.trl_trainer = self._build(model, callbacks)
+        from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
+
+        self._stop = GracefulStop()
+        self.trl_trainer = self._build(model, [*(callbacks or []), self._stop])
         self._trl_changes = trl_changes(self.trl_config)  # after _build, which may set reward weights
 
     def _config(self, config: TextRLConfig | dict[str, Any]) -> TextRLConfig:
@@ -85,7 +89,11 @@ class TextRLTrainer:
         return {}
 
     def train(self, resume_from_checkpoint: str | bool | None = None) -> Any:
-        """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput."""
+        """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput.
+
+        SIGINT or SIGTERM saves a checkpoint at the end of the current step and raises TrainingInterrupted
+        (a KeyboardInterrupt) naming it; a second signal stops at once.
+        """
         accelerator = self.trl_trainer.accelerator
         if accelerator.is_main_process:
             write_manifest(
@@ -96,7 +104,18 @@ class TextRLTrainer:
                 datasets={"train": self.train_dataset, "eval": self.eval_dataset},
                 processes=accelerator.num_processes,
             )
-        return self.trl_trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+        self._stop.install()
+        try:
+            result = self.trl_trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+        finally:
+            self._stop.uninstall()
+        if self._stop.received is not None:
+            from .interrupt import TrainingInterrupted
+
+            step = self.trl_trainer.state.global_step
+            checkpoint = Path(self.config.output_dir) / f"checkpoint-{step}"  # type: ignore[attr-defined]
+            raise TrainingInterrupted(self._stop.signal_name, step, str(checkpoint) if checkpoint.is_dir() else None)
+        return result
 
     @property
     def log_history(self) -> list[dict[str, Any]]:
