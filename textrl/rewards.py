@@ -64,11 +64,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def _raised(name: str, exc: Exception, prompts: Sequence[Any]) -> RewardError:
+def _raised(name: str, exc: Exception, prompts: Sequence[Any], state: Any = None) -> RewardError:
     first = _short(prompts[0]) if prompts else "none"
+    step = getattr(state, "global_step", None)
+    at = f" at training step {step + 1}" if step is not None else ""
     return RewardError(
-        f"reward {name!r} raised {type(exc).__name__}: {exc} (on a batch of {len(prompts)} completions whose first "
-        f"prompt is {first}). Fix: handle that input in the reward, or return None for completions it cannot score.",
+        f"reward {name!r} raised {type(exc).__name__}: {exc}{at} (on a batch of {len(prompts)} completions whose "
+        f"first prompt is {first}). Fix: handle that input in the reward, or return None for completions it cannot "
+        "score.",
         reward=name,
     )
 
@@ -105,7 +108,7 @@ def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) 
                 except RewardError:
                     raise
                 except Exception as exc:
-                    raise _raised(label, exc, prompts) from exc
+                    raise _raised(label, exc, prompts, kwargs.get("trainer_state")) from exc
                 return _check_output(label, output, prompts)
 
             wrapped: Callable[..., Any] = run_async
@@ -118,7 +121,7 @@ def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) 
                 except RewardError:
                     raise
                 except Exception as exc:
-                    raise _raised(label, exc, prompts) from exc
+                    raise _raised(label, exc, prompts, kwargs.get("trainer_state")) from exc
                 return _check_output(label, output, prompts)
 
             wrapped = run
@@ -150,7 +153,7 @@ class BaseReward:
         except RewardError:
             raise
         except Exception as exc:
-            raise _raised(label, exc, prompts) from exc
+            raise _raised(label, exc, prompts, kwargs.get("trainer_state")) from exc
         return _check_output(label, output, prompts)
 
 

@@ -109,7 +109,7 @@ def test_reward_failing_mid_run_names_reward_and_prompt(tiny: Path, tmp_path: Pa
     model, tok, _ = load_model(str(tiny), load_ref=False)
     trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge, train_dataset=from_list(["Say hi."] * 16),
                             config=fast("grpo", tmp_path, max_steps=3))  # fmt: skip
-    with pytest.raises(RewardError, match=r"reward 'flaky_judge' raised ConnectionError: judge unreachable \(on a batch "
+    with pytest.raises(RewardError, match=r"reward 'flaky_judge' raised ConnectionError: judge unreachable at training step 2 \(on a batch "
                                           r"of 4 completions whose first prompt is 'Say hi\.'\)"):  # fmt: skip
         trainer.train()
 

@@ -141,3 +141,16 @@ def test_eval_refuses_greedy_with_several_generations(capsys: pytest.CaptureFixt
         ["--model", "m", "--dataset", "d.jsonl", "--reward", "a:b", "--temperature", "0", "--num-generations", "2"]
     )
     assert code == 2 and "--num-generations 2 would repeat it" in capsys.readouterr().err
+
+
+def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from textrl.cli.train import last_checkpoint
+
+    for step, complete in ((2, True), (4, True), (6, False)):
+        folder = tmp_path / f"checkpoint-{step}"
+        folder.mkdir()
+        if complete:
+            (folder / "trainer_state.json").write_text("{}")
+    assert last_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
+    assert "ignoring checkpoint-6: it has no trainer_state.json, so its save was cut off" in capsys.readouterr().err
+    assert check_output_dir(tmp_path, resume=True, overwrite=False) == tmp_path / "checkpoint-4"

@@ -54,12 +54,25 @@ def train_parser() -> argparse.ArgumentParser:
 
 
 def last_checkpoint(output_dir: Path) -> Path | None:
-    """The highest-numbered complete `checkpoint-N` folder (one with trainer_state.json), or None."""
+    """The highest-numbered complete `checkpoint-N` folder, or None.
+
+    transformers writes trainer_state.json last, so a folder without it was cut off mid-save: it is skipped,
+    and said so.
+    """
     if not output_dir.is_dir():
         return None
-    found = [(int(m.group(1)), p) for p in output_dir.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))]
+    found = sorted(
+        (int(m.group(1)), p) for p in output_dir.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))
+    )
     complete = [(n, p) for n, p in found if (p / "trainer_state.json").is_file()]
-    return max(complete)[1] if complete else None
+    newest = max(complete)[1] if complete else None
+    for n, p in found:
+        if (p / "trainer_state.json").is_file() or (complete and n < complete[-1][0]):
+            continue
+        print(
+            f"textrl-train: ignoring {p.name}: it has no trainer_state.json, so its save was cut off", file=sys.stderr
+        )
+    return newest
 
 
 def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool) -> Path | None:
