@@ -161,7 +161,7 @@ def _problem(err: dict[str, Any], option: spec.Option) -> Problem:
         holder = _Place(option.annotation, loc[:-1])
         models = _models_in(holder.type)
         names = list(models[0].model_fields) if len(models) == 1 else []
-        key = str(loc[-1])
+        key = str(loc[-1]) if str(loc[-1]).strip() else repr(loc[-1])
         guess = _close(key, names)
         hint = f" Did you mean {guess!r}?" if guess else ""
         allowed = f" Allowed keys: {', '.join(names)}." if names else ""
@@ -198,7 +198,7 @@ def translate(exc: ValidationError, algo: spec.Algorithm) -> ConfigError:
     for name, errs in by_field.items():
         option = next((o for o in algo.options if o.name == name), None)
         if option is None:
-            problems.append(Problem(name, unknown_key(name, algo)))
+            problems.append(Problem(name if name.strip() else repr(name), unknown_key(name, algo)))
             continue
         seen = set()
         for err in _best_branch(errs):

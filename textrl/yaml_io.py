@@ -60,6 +60,9 @@ def load_yaml(text: str, *, source: str = "<config>") -> Any:
         where = f"{source}:{mark.line + 1}" if mark else source
         problem = Problem(where, f"is not valid YAML: {exc.problem}. Fix: correct the syntax there.")
         raise ConfigError([problem]) from None
+    except yaml.YAMLError as exc:  # e.g. ReaderError for control characters, which carries no line mark
+        problem = Problem(source, f"is not valid YAML: {exc}. Fix: remove the offending character.")
+        raise ConfigError([problem]) from None
 
 
 def load_yaml_file(path: str | Path) -> Any:

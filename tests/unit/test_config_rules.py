@@ -3,6 +3,7 @@ and its twin that keeps it passes. No torch is imported here."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -245,3 +246,15 @@ def test_generation_batch_counts_the_processes(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("WORLD_SIZE", "3")
     with pytest.raises(ConfigError, match=r"= 2 × 1 × 3 processes = 6 completions over 3 processes\) is not divisible"):
         TextRLConfig(**kwargs)
+
+
+def test_odd_keys_and_files_found_by_fuzzing(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"'': unknown option for algo='grpo'"):
+        TextRLConfig(algo="grpo", output_dir="o", **{"": 1})
+    bad = tmp_path / "control.yaml"
+    bad.write_text("algo: grpo\x1f\n")
+    with pytest.raises(ConfigError, match=r"control\.yaml: is not valid YAML: unacceptable character #x001f"):
+        TextRLConfig.from_yaml(bad)
+    good = tmp_path / "good.yaml"
+    good.write_text("algo: grpo\noutput_dir: o\n")
+    assert TextRLConfig.from_yaml(good).algo == "grpo"
