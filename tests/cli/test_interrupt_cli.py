@@ -92,3 +92,58 @@ def test_interrupt_then_resume_matches_an_uninterrupted_run(textrl_home: Path, t
         assert mine["loss"] == pytest.approx(theirs["loss"], abs=1e-6) and mine["reward"] == pytest.approx(
             theirs["reward"], abs=1e-6
         ), (mine, theirs)
+
+
+DPO = """algo: dpo
+output_dir: OUT
+per_device_train_batch_size: 4
+max_length: 32
+learning_rate: 1e-3
+max_steps: 120
+logging_steps: 1
+save_steps: 5
+save_total_limit: 2
+seed: 5
+gradient_checkpointing: false
+model: {name: "textrl:tiny"}
+dataset: {path: pairs.jsonl}
+"""
+
+
+def test_dpo_interrupt_then_resume_matches(textrl_home: Path, tmp_path: Path) -> None:
+    words = ["sea", "sky", "sun", "sand", "tree", "leaf", "rock", "rain"]
+    rows = [
+        {"prompt": f"Repeat: {w} ->", "chosen": f" {w}", "rejected": f" {words[(i + 3) % 8]}"}
+        for i, w in enumerate(words)
+    ]
+    write(tmp_path / "pairs.jsonl", "".join(json.dumps(r) + "\n" for r in rows * 8))
+    write(tmp_path / "full.yaml", DPO.replace("OUT", "full"))
+    write(tmp_path / "cut.yaml", DPO.replace("OUT", "cut"))
+    env = {**os.environ, "TEXTRL_HOME": str(textrl_home), "OMP_NUM_THREADS": "1"}
+    exe = str(BIN / "textrl-train")
+    full = subprocess.run(
+        [exe, "--config", "full.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert full.returncode == 0, full.stderr[-2000:]
+    proc = subprocess.Popen([exe, "--config", "cut.yaml"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (tmp_path / "cut/checkpoint-5/trainer_state.json").exists():
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-2000:]
+    stopped = int(err.split("stopped by SIGTERM at step ")[1].split(";")[0])
+    assert 5 <= stopped < 120
+    resumed = subprocess.run([exe, "--config", "cut.yaml", "--resume"], cwd=tmp_path, env=env, capture_output=True,
+                             text=True, timeout=300)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "done at global step 120" in resumed.stdout
+
+    def history(run: str) -> list[tuple[int, float]]:
+        state = json.loads((tmp_path / run / "checkpoint-120" / "trainer_state.json").read_text())
+        return [(h["step"], h["loss"]) for h in state["log_history"] if "loss" in h and "rewards/accuracies" in h]
+
+    ours, reference = history("cut"), history("full")
+    assert [s for s, _ in ours] == list(range(1, 121))
+    assert [loss for _, loss in ours] == pytest.approx([loss for _, loss in reference], abs=1e-6)
