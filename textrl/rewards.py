@@ -10,6 +10,7 @@ import asyncio
 import functools
 import inspect
 import math
+import sys
 from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any, Protocol, runtime_checkable
@@ -263,3 +264,43 @@ class ClassifierReward(BaseReward):
                     reward=self.__name__,
                 )
         return scores
+
+
+def skipping(reward: Any, skipped: dict[str, int]) -> Any:
+    """The same reward, but a RewardError scores the batch None (TRL then gives it no weight) instead of stopping
+    the run; counts skips in `skipped` and logs `rewards/<name>/skipped` (the share of batches skipped)."""
+    name = getattr(reward, "__name__", type(reward).__name__)
+
+    def note(failed: RewardError | None, kwargs: dict[str, Any]) -> None:
+        log = kwargs.get("log_metric")
+        if log is not None:
+            log(f"rewards/{name}/skipped", 1.0 if failed else 0.0)
+        if failed is not None:
+            skipped[name] = skipped.get(name, 0) + 1
+            print(f"textrl: skipping a batch for reward {name!r} (reward_errors=skip): {failed}", file=sys.stderr)
+
+    if inspect.iscoroutinefunction(reward):
+
+        async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+            try:
+                values = await reward(prompts=prompts, completions=completions, **kwargs)
+            except RewardError as failed:
+                note(failed, kwargs)
+                return [None] * len(prompts)
+            note(None, kwargs)
+            return values
+
+        run_async.__name__ = name
+        return run_async
+
+    def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        try:
+            values = reward(prompts=prompts, completions=completions, **kwargs)
+        except RewardError as failed:
+            note(failed, kwargs)
+            return [None] * len(prompts)
+        note(None, kwargs)
+        return values
+
+    run.__name__ = name
+    return run

@@ -1,5 +1,7 @@
 """Options of the online algorithms (GRPO, RLOO, REINFORCE++): generation, policy loss and vLLM rollout."""
 
+from typing import Literal
+
 from ..choices import GrpoLossType, ImportanceSamplingLevel, MultiObjectiveAggregation, ScaleRewards, VllmMode
 from ..model import Option
 
@@ -116,6 +118,12 @@ SHUFFLE_DATASET = Option(
     description="Shuffle the prompts each epoch.",
 )  # fmt: skip
 
+REWARD_ERRORS = Option(
+    name="reward_errors", annotation=Literal["raise", "skip"], default="raise", trl_name=None, group="Rewards",
+    description="What a reward failure mid-run does: raise stops the run with the reward's name, the step and a "
+    "prompt; skip scores that batch None for that reward (no learning signal from it), logs "
+    "rewards/<name>/skipped and keeps training.",
+)  # fmt: skip
 USE_VLLM = Option(
     name="use_vllm", annotation=bool, default=False, trl_name="use_vllm", group="vLLM",
     description="Generate completions with vLLM instead of transformers' generate (needs the vllm extra and a GPU).",
@@ -164,7 +172,7 @@ VLLM_STRUCTURED_OUTPUTS_REGEX = Option(
 
 GENERATION = (
     NUM_GENERATIONS, MAX_COMPLETION_LENGTH, TEMPERATURE, TOP_P, TOP_K, MIN_P, REPETITION_PENALTY,
-    GENERATION_BATCH_SIZE, STEPS_PER_GENERATION, SHUFFLE_DATASET, LOG_COMPLETIONS,
+    GENERATION_BATCH_SIZE, STEPS_PER_GENERATION, SHUFFLE_DATASET, LOG_COMPLETIONS, REWARD_ERRORS,
 )  # fmt: skip
 VLLM = (
     USE_VLLM, VLLM_MODE, VLLM_GPU_MEMORY_UTILIZATION, VLLM_TENSOR_PARALLEL_SIZE, VLLM_MAX_MODEL_LENGTH,

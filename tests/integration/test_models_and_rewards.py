@@ -186,3 +186,23 @@ def test_python_api_stops_cleanly_on_a_signal(tiny: Path, tmp_path: Path) -> Non
         trainer.train()
     assert not isinstance(second.value, TrainingInterrupted)
     assert not list((tmp_path / "twice").glob("checkpoint-*"))
+
+
+def test_reward_errors_skip_keeps_training_and_counts(tiny: Path, tmp_path: Path) -> None:
+    calls = {"n": 0}
+
+    @reward_fn
+    def flaky_judge(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ConnectionError("judge unreachable")
+        return [0.5] * len(completions)
+
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge, train_dataset=from_list(["Say hi."] * 16),
+                            config=fast("grpo", tmp_path, max_steps=3, reward_errors="skip"))  # fmt: skip
+    trainer.train()
+    assert trainer.skipped == {"flaky_judge": 1}
+    shares = [h["rewards/flaky_judge/skipped"] for h in trainer.log_history if "rewards/flaky_judge/skipped" in h]
+    assert shares == [0.0, 1.0, 0.0]
+    assert trainer.trl_trainer.state.global_step == 3

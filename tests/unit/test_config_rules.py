@@ -140,6 +140,8 @@ PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
      {"algo": "dpo", "distributed": {"strategy": "deepspeed", "zero_stage": 3, "offload": "optimizer_and_parameters"}}),
     ("offload needs deepspeed or fsdp", {"algo": "dpo", "distributed": {"offload": "optimizer"}},
      r"distributed\.offload='optimizer' needs DeepSpeed or FSDP", {"algo": "dpo", "distributed": {"strategy": "fsdp", "offload": "optimizer"}}),
+    ("reward_errors policy", {"algo": "grpo", "reward_errors": "ignore"}, r"reward_errors: got 'ignore' \(str\); allowed: one of 'raise', 'skip'",
+     {"algo": "grpo", "reward_errors": "skip"}),
     ("extra is a mapping", {"algo": "grpo", "extra": ["log_unique_prompts"]}, r"extra: got \['log_unique_prompts'\] \(list\); allowed: a mapping",
      {"algo": "grpo", "extra": {"log_unique_prompts": True}}),
     ("output_dir required", {"algo": "grpo", "output_dir": None}, r"output_dir: got None \(NoneType\); allowed: a non-empty string",

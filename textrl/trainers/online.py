@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem
-from ..rewards import Composed, as_reward
+from ..rewards import Composed, _is_model, as_reward, skipping
 from ..spec import Family
 from .base import TextRLTrainer
 
@@ -72,6 +72,8 @@ class OnlineTrainer(TextRLTrainer):
                 ]
             )
         self.reward_funcs, self._weights = _flatten(reward)
+        self.skipped: dict[str, int] = {}
+        """Batches skipped per reward under reward_errors='skip'."""
         super().__init__(model=model, **kwargs)
 
     def _trl_arguments(self) -> dict[str, Any]:
@@ -96,4 +98,7 @@ class OnlineTrainer(TextRLTrainer):
                 ]
             )
         self.trl_config.reward_weights = weights
-        return {"reward_funcs": self.reward_funcs}
+        funcs = self.reward_funcs
+        if getattr(self.config, "reward_errors", "raise") == "skip":
+            funcs = [f if isinstance(f, str) or _is_model(f) else skipping(f, self.skipped) for f in funcs]
+        return {"reward_funcs": funcs}
