@@ -99,7 +99,7 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     return f"reward called on {len(prompts)} dataset rows with placeholder completions: " + "; ".join(shown)
 
 
-def dry_run(run: Assembled, *, resume: bool, overwrite: bool) -> int:
+def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: float | None = None) -> int:
     """Print what the run would do; exit status 0 when it would start."""
     from ..data import check_dataset, from_section
 
@@ -109,6 +109,10 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     print(
         f"model: {model.name}" + (f" with LoRA r={model.peft.r}" if model.peft else "") + " (not loaded in a dry run)"
     )
+    from ..memory import describe_plan
+
+    what = "--device-memory" if device_memory is not None else ""
+    print("\n".join(describe_plan(cfg, run.base_dir, device_memory, what)))
     rows = check_dataset(from_section(_require(run, "dataset"), run.base_dir, light=True), algo.data_format.name)
     print(f"dataset: {len(rows)} rows, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok")
     eval_section = getattr(cfg, "eval_dataset", None)

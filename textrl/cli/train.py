@@ -35,6 +35,12 @@ def train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
     parser.add_argument("--overwrite", action="store_true", help="Delete a non-empty output_dir and start over.")
     parser.add_argument(
+        "--device-memory",
+        type=float,
+        metavar="GIB",
+        help="With --dry-run: plan for a device of this many GiB instead of the one visible here.",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
@@ -244,7 +250,12 @@ def train_main(argv: list[str] | None = None) -> int:
         if args.get("dry_run"):
             from .dry_run import dry_run
 
-            return dry_run(run, resume=bool(args.get("resume")), overwrite=bool(args.get("overwrite")))
+            return dry_run(
+                run,
+                resume=bool(args.get("resume")),
+                overwrite=bool(args.get("overwrite")),
+                device_memory=args.get("device_memory"),
+            )
         return run_training(run, resume=bool(args.get("resume")), overwrite=bool(args.get("overwrite")))
     except (ConfigError, DataError, RewardError) as exc:
         print(f"textrl-train: {exc}", file=sys.stderr)

@@ -1,0 +1,154 @@
+"""A rough memory plan for a run, before any model is loaded: weights, reference model, optimizer state, vLLM.
+
+Parameter counts come from a local checkpoint's safetensors headers (exact) or its config.json (estimated for
+decoder-only transformers); hub models that are not on disk are reported as unknown. No torch is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GIB = 1024**3
+
+
+def parameters_on_disk(model_dir: Path) -> int | None:
+    """Exact parameter count from the safetensors headers of a local checkpoint, or None."""
+    files = sorted(model_dir.glob("*.safetensors"))
+    if not files:
+        return None
+    total = 0
+    for file in files:
+        with file.open("rb") as handle:
+            (size,) = struct.unpack("<Q", handle.read(8))
+            header = json.loads(handle.read(size))
+        for name, entry in header.items():
+            if name != "__metadata__":
+                count = 1
+                for dim in entry["shape"]:
+                    count *= dim
+                total += count
+    return total
+
+
+def parameters_from_config(config: dict[str, Any]) -> int | None:
+    """Estimated parameters of a decoder-only transformer from its config.json fields, or None."""
+    try:
+        hidden, layers, vocab = config["hidden_size"], config["num_hidden_layers"], config["vocab_size"]
+    except KeyError:
+        return None
+    heads = config.get("num_attention_heads", 1)
+    kv = config.get("num_key_value_heads", heads)
+    inner = config.get("intermediate_size", 4 * hidden)
+    attention = 2 * hidden * hidden + 2 * hidden * (hidden * kv // heads)
+    per_layer = attention + 3 * hidden * inner + 2 * hidden
+    embeddings = vocab * hidden * (1 if config.get("tie_word_embeddings", True) else 2)
+    return int(layers * per_layer + embeddings)
+
+
+def count_parameters(name: str, base_dir: Path) -> tuple[int | None, str]:
+    """(parameters, how they were found) for a model section's name."""
+    path = Path(name) if Path(name).is_absolute() else base_dir / name
+    if not path.is_dir():
+        return None, "not on disk (a hub id); downloaded at start"
+    exact = parameters_on_disk(path)
+    if exact is not None:
+        return exact, "counted from the safetensors headers"
+    config = path / "config.json"
+    if config.is_file():
+        guess = parameters_from_config(json.loads(config.read_text()))
+        if guess is not None:
+            return guess, "estimated from config.json"
+    return None, "unknown (no weights or config.json)"
+
+
+def device_memory() -> tuple[float | None, str]:
+    """(GiB, what) of the first visible GPU per nvidia-smi, else of this machine's RAM."""
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(
+                ["nvidia-smi", "--query-gpu=memory.total,name", "--format=csv,noheader,nounits"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout.splitlines()
+            mib, gpu = out[0].split(",", 1)
+            return float(mib) / 1024, f"GPU {gpu.strip()}"
+        except (subprocess.SubprocessError, OSError, ValueError, IndexError):
+            pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB, "RAM (no GPU visible)"
+    except (ValueError, OSError):
+        return None, "unknown device"
+
+
+@dataclass
+class Plan:
+    """Bytes per part of the run."""
+
+    parameters: int
+    policy: float
+    reference: float
+    trainable: int
+    optimizer: float
+    vllm_share: float
+
+    @property
+    def total(self) -> float:
+        return self.policy + self.reference + self.optimizer
+
+
+def plan(cfg: Any, params: int, device_gib: float | None) -> Plan:
+    """Weights in their load precision, a reference copy when one is loaded, AdamW state and gradients in fp32
+    for the trainable parameters (LoRA: about 2·r·hidden per adapted matrix, approximated as 1% per r=16)."""
+    model = cfg.model
+    per = {"4bit": 0.5, "8bit": 1.0}.get(
+        model.quantization or "", 2.0 if cfg.bf16 is not False and not cfg.fp16 else 4.0
+    )
+    family = cfg.algorithm().family.value
+    peft = model.peft
+    trainable = int(params * 0.01 * peft.r / 16) if peft else params
+    needs_reference = not peft and (
+        family in ("pairwise preference", "binary preference") or getattr(cfg, "beta", 0) > 0
+    )
+    reference = params * (per if model.quantization is None else 2.0) if needs_reference else 0.0
+    optimizer = trainable * (8 + 4)  # AdamW moments + gradients, fp32
+    vllm = getattr(cfg, "vllm_gpu_memory_utilization", 0.0) if getattr(cfg, "use_vllm", False) else 0.0
+    vllm_share = vllm * device_gib * GIB if (vllm and device_gib) else 0.0
+    return Plan(params, params * per, reference, trainable, optimizer, vllm_share)
+
+
+def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, device_what: str = "") -> list[str]:
+    """The dry run's memory lines, with a warning when the run will not fit the device."""
+    name = cfg.model.name
+    if name.startswith("textrl:"):
+        return [f"memory: {name} is TextRL's built-in tiny model (about 140k parameters, under 10 MB in all)"]
+    params, how = count_parameters(name, base_dir)
+    if params is None:
+        return [f"memory: {name}: parameters {how}; no estimate"]
+    if device_gib is None:
+        device_gib, device_what = device_memory()
+    p = plan(cfg, params, device_gib)
+    total = (p.total + p.vllm_share) / GIB
+    lines = [
+        f"memory estimate ({params / 1e6:.1f}M parameters, {how}): policy {p.policy / GIB:.2f} GiB, reference "
+        f"{p.reference / GIB:.2f} GiB, optimizer state + gradients {p.optimizer / GIB:.2f} GiB "
+        f"({p.trainable / 1e6:.2f}M trainable), vLLM {p.vllm_share / GIB:.2f} GiB; about {total:.2f} GiB before "
+        "activations"
+    ]
+    if device_gib is not None:
+        lines.append(f"device: {device_what}, {device_gib:.1f} GiB")
+        if p.total + p.vllm_share > 0.9 * device_gib * GIB:
+            lines.append(
+                f"WARNING: the estimate ({(p.total + p.vllm_share) / GIB:.1f} GiB) exceeds 90% of {device_what} "
+                f"({device_gib:.1f} GiB). Fix: LoRA (model.peft), quantization 4bit, a smaller model, "
+                "vllm_gpu_memory_utilization, or more devices (distributed)."
+            )
+    return lines
