@@ -96,18 +96,23 @@ def test_classifier_pipeline_as_reward(tiny_rm: Path) -> None:
         ClassifierReward(clf, target_label="POSITIVE")(prompts=["a"], completions=["x"])
 
 
-def test_reward_failing_mid_run_names_reward_and_prompt(tiny: Path, tmp_path: Path) -> None:
+def flaky_judge(fails_on_call: int = 2) -> Any:
+    """A reward that raises on one call, like a judge service that times out once."""
     calls = {"n": 0}
 
-    @reward_fn
-    def flaky_judge(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+    @reward_fn(name="flaky_judge")
+    def judge(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == fails_on_call:
             raise ConnectionError("judge unreachable")
         return [0.5] * len(completions)
 
+    return judge
+
+
+def test_reward_failing_mid_run_names_reward_and_prompt(tiny: Path, tmp_path: Path) -> None:
     model, tok, _ = load_model(str(tiny), load_ref=False)
-    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge, train_dataset=from_list(["Say hi."] * 16),
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge(), train_dataset=from_list(["Say hi."] * 16),
                             config=fast("grpo", tmp_path, max_steps=3))  # fmt: skip
     with pytest.raises(RewardError, match=r"reward 'flaky_judge' raised ConnectionError: judge unreachable at training step 2 \(on a batch "
                                           r"of 4 completions whose first prompt is 'Say hi\.'\)"):  # fmt: skip
@@ -189,17 +194,8 @@ def test_python_api_stops_cleanly_on_a_signal(tiny: Path, tmp_path: Path) -> Non
 
 
 def test_reward_errors_skip_keeps_training_and_counts(tiny: Path, tmp_path: Path) -> None:
-    calls = {"n": 0}
-
-    @reward_fn
-    def flaky_judge(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise ConnectionError("judge unreachable")
-        return [0.5] * len(completions)
-
     model, tok, _ = load_model(str(tiny), load_ref=False)
-    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge, train_dataset=from_list(["Say hi."] * 16),
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=flaky_judge(), train_dataset=from_list(["Say hi."] * 16),
                             config=fast("grpo", tmp_path, max_steps=3, reward_errors="skip"))  # fmt: skip
     trainer.train()
     assert trainer.skipped == {"flaky_judge": 1}
