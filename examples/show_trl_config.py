@@ -7,10 +7,10 @@ Exit status 0 when the config is valid, 1 with TextRL's error message when it is
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 
 from textrl import ConfigError, TextRLConfig
+from textrl.trainers.manifest import trl_changes
 from textrl.trl_build import build_trl_config
 
 
@@ -26,12 +26,9 @@ def main(path: str) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 1
-    default = type(trl_cfg)(output_dir=trl_cfg.output_dir, bf16=trl_cfg.bf16)
     print(f"{type(trl_cfg).__module__}.{type(trl_cfg).__name__}, fields that differ from TRL's defaults:")
-    for field in dataclasses.fields(trl_cfg):
-        mine, theirs = getattr(trl_cfg, field.name), getattr(default, field.name)
-        if field.name != "output_dir" and mine != theirs:
-            print(f"  {field.name} = {mine!r}   (TRL default {theirs!r})")
+    for name, value in trl_changes(trl_cfg).items():
+        print(f"  {name} = {value!r}")
     return 0
 
 

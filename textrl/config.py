@@ -7,7 +7,6 @@ spec only — never torch, transformers or trl — so every mistake surfaces in 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,12 +17,7 @@ from pydantic._internal._model_construction import ModelMetaclass
 
 from . import spec
 from .errors import ConfigError, MigrationError, Problem
-from .validation_errors import RuleViolations, translate
-
-
-def _did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
-    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
-    return found[0] if found else None
+from .validation_errors import RuleViolations, closest, translate
 
 
 def config_class(algo: Any) -> type[TextRLConfig]:
@@ -48,7 +42,7 @@ def config_class(algo: Any) -> type[TextRLConfig]:
             [Problem("algo", f"algo={algo!r} is not available: {gone.what_happened}. Fix: use {gone.replacement}.")]
         )
     if algo not in spec.BY_NAME:
-        guess = _did_you_mean(algo.lower(), [*spec.BY_NAME, *spec.REMOVED_BY_NAME])
+        guess = closest(algo.lower(), [*spec.BY_NAME, *spec.REMOVED_BY_NAME])
         hint = f" Did you mean {guess!r}?" if guess else ""
         raise ConfigError(
             [Problem("algo", f"unknown algorithm {algo!r}.{hint} Allowed: {allowed}. Fix: set algo to one of these.")]

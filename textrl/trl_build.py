@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, Problem
+from .validation_errors import closest
 
 if TYPE_CHECKING:
     from .config import TextRLConfig
@@ -59,7 +59,7 @@ def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
     return None if value is None else tuple(value)
 
 
-def _distributed(cfg: TextRLConfig) -> dict[str, Any]:
+def distributed_kwargs(cfg: TextRLConfig) -> dict[str, Any]:
     section = getattr(cfg, "distributed", None)
     if section is None or section.strategy == "ddp":
         return {}  # data parallel needs no TRL arguments: `accelerate launch` sets it up
@@ -83,8 +83,8 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
     problems = []
     for key in extra:
         if key not in trl_fields:
-            guess = difflib.get_close_matches(key, sorted(trl_fields), n=1, cutoff=0.6)
-            hint = f" Did you mean {guess[0]!r}?" if guess else ""
+            guess = closest(key, sorted(trl_fields))
+            hint = f" Did you mean {guess!r}?" if guess else ""
             problems.append(
                 Problem(
                     f"extra.{key}",
@@ -103,7 +103,7 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
             )
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
-    kwargs = {**values, **fixed, **_distributed(cfg), **extra}
+    kwargs = {**values, **fixed, **distributed_kwargs(cfg), **extra}
     if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
     if "use_cpu" not in kwargs and not has_accelerator():

@@ -30,7 +30,8 @@ def _shown(value: Any) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def _close(word: str, candidates: Iterable[str]) -> str | None:
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to `word` (a likely typo), or None."""
     found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -49,7 +50,7 @@ def unknown_key(key: str, algo: spec.Algorithm) -> str:
             f"does not apply to algo={algo.name!r}; it is an option of {', '.join(elsewhere)}. "
             f"Fix: remove {key}, or choose one of those algorithms."
         )
-    guess = _close(key, algo.option_names) or _close(key, spec.all_option_names())
+    guess = closest(key, algo.option_names) or closest(key, spec.all_option_names())
     hint = f" Did you mean {guess!r}?" if guess else ""
     rename = f"rename it to {guess}" if guess else "check the spelling"
     return (
@@ -162,7 +163,7 @@ def _problem(err: dict[str, Any], option: spec.Option) -> Problem:
         models = _models_in(holder.type)
         names = list(models[0].model_fields) if len(models) == 1 else []
         key = str(loc[-1]) if str(loc[-1]).strip() else repr(loc[-1])
-        guess = _close(key, names)
+        guess = closest(key, names)
         hint = f" Did you mean {guess!r}?" if guess else ""
         allowed = f" Allowed keys: {', '.join(names)}." if names else ""
         return Problem(f"{holder.dotted}.{key}", f"unknown key.{hint}{allowed} Fix: remove or rename it.")

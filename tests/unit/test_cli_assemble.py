@@ -154,3 +154,20 @@ def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pyte
     assert last_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
     assert "ignoring checkpoint-6: it has no trainer_state.json, so its save was cut off" in capsys.readouterr().err
     assert check_output_dir(tmp_path, resume=True, overwrite=False) == tmp_path / "checkpoint-4"
+
+
+def test_dry_run_refuses_a_strategy_not_wired_yet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rewards_here.py").write_text(
+        "def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n"
+    )
+    base = "algo: grpo\noutput_dir: OUT\nmodel: {name: textrl:tiny}\ndataset: {list: [a, b, c, d, e, f, g, h]}\nreward: rewards_here:f\n"
+    yaml_file(
+        tmp_path, base.replace("OUT", str(tmp_path / "out")) + "distributed: {strategy: deepspeed, zero_stage: 3}\n"
+    )
+    assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2
+    assert (
+        "distributed.strategy: got 'deepspeed', which the spec accepts but TextRL 1.0 does not yet"
+        in capsys.readouterr().err
+    )
+    yaml_file(tmp_path, base.replace("OUT", str(tmp_path / "out")) + "distributed: {strategy: ddp}\n")
+    assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 0

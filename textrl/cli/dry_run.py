@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import ConfigError, Problem
 from ..rewards import as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family
+from ..trl_build import distributed_kwargs
 from .assemble import Assembled
 from .evaluate import as_completion
 from .train import _require, check_output_dir, check_overwrite
@@ -127,17 +128,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
-    strategy = getattr(getattr(cfg, "distributed", None), "strategy", "ddp")
-    if strategy != "ddp":
-        raise ConfigError(
-            [
-                Problem(
-                    "distributed.strategy",
-                    f"got {strategy!r}, which TextRL 1.0 validates but does not "
-                    "yet turn into TRL arguments. Fix: use ddp, or pass the engine's settings in extra.",
-                )
-            ]
-        )
+    distributed_kwargs(cfg)  # the same strategy check a run makes; light, imports no TRL
     if cfg.extra:  # type: ignore[attr-defined]
         print(
             f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts, "  # type: ignore[attr-defined]
