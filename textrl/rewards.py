@@ -266,6 +266,24 @@ class ClassifierReward(BaseReward):
         return scores
 
 
+def in_thread(reward: Any) -> Any:
+    """The same synchronous reward as an async callable that runs in a worker thread.
+
+    TRL awaits async reward functions together (asyncio.gather) and calls synchronous ones one after another, so
+    handing it several rewards in this form makes their waits (a verifier, a judge API) overlap: a step costs about
+    the slowest reward, not the sum. Async rewards and reward models are passed as they are.
+    """
+    name = getattr(reward, "__name__", type(reward).__name__)
+
+    async def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        values: list[float | None] = await asyncio.to_thread(reward, prompts=prompts, completions=completions, **kwargs)
+        return values
+
+    run.__name__ = name
+    run.__wrapped__ = reward  # type: ignore[attr-defined]
+    return run
+
+
 def skipping(reward: Any, skipped: dict[str, int]) -> Any:
     """The same reward, but a RewardError scores the batch None (TRL then gives it no weight) instead of stopping
     the run; counts skips in `skipped` and logs `rewards/<name>/skipped` (the share of batches skipped)."""

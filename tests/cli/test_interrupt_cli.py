@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -147,3 +148,54 @@ def test_dpo_interrupt_then_resume_matches(textrl_home: Path, tmp_path: Path) ->
     ours, reference = history("cut"), history("full")
     assert [s for s, _ in ours] == list(range(1, 121))
     assert [loss for _, loss in ours] == pytest.approx([loss for _, loss in reference], abs=1e-6)
+
+
+KILL_DURING_SAVE = """import os, signal, sys
+from transformers import Trainer
+
+saves = []
+write_rng = Trainer._save_rng_state
+
+
+def killed_on_second_save(self, output_dir):
+    saves.append(output_dir)
+    if len(saves) == 2:  # weights and optimizer of checkpoint-4 are written; the process dies before the rest
+        os.kill(os.getpid(), signal.SIGKILL)
+    write_rng(self, output_dir)
+
+
+Trainer._save_rng_state = killed_on_second_save
+from textrl.cli import train_main
+
+sys.exit(train_main(sys.argv[1:]))
+"""
+
+
+def test_a_kill_while_saving_leaves_no_checkpoint_folder_and_resume_says_so(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL in the middle of writing checkpoint-4 (after its weights and optimizer state, before the RNG state
+    and trainer_state.json): no checkpoint-4 folder exists, checkpoint-2 is intact, and --resume removes the
+    staged remains, says so, and finishes from checkpoint-2."""
+    from .conftest import GRPO
+
+    write(tmp_path / "g.yaml", GRPO.replace("max_steps: 4", "max_steps: 6"))
+    write(tmp_path / "kill_during_save.py", KILL_DURING_SAVE)
+    killed = cli(sys.executable, "kill_during_save.py", "--config", "g.yaml")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    run_dir = tmp_path / "out/grpo"
+    assert sorted(p.name for p in run_dir.iterdir() if p.name.startswith("checkpoint-")) == ["checkpoint-2"]
+    assert (run_dir / "checkpoint-2/trainer_state.json").is_file()
+    staged = run_dir / ".textrl-partial/checkpoint-4"
+    assert (staged / "model.safetensors").is_file() and not (staged / "trainer_state.json").exists()
+
+    resumed = cli("textrl-train", "--config", "g.yaml", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "removing out/grpo/.textrl-partial/checkpoint-4: a save that was cut off" in resumed.stderr
+    assert "resuming from out/grpo/checkpoint-2" in resumed.stderr
+    assert "done at global step 6" in resumed.stdout
+    assert not (run_dir / ".textrl-partial").exists()
+    assert sorted(p.name for p in run_dir.iterdir() if p.name.startswith("checkpoint-")) == [
+        "checkpoint-2",
+        "checkpoint-4",
+        "checkpoint-6",
+    ]
+    assert (run_dir / "model.safetensors").is_file() and (run_dir / "checkpoint-4/trainer_state.json").is_file()

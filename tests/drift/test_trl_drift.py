@@ -296,3 +296,15 @@ def test_builder_forwards_non_default_values(algo, tmp_path):
                 continue
             problems += [f"{opt.name}={value!r}: {p}" for p in check_arrives(algo, cfg, built)]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("algo", sorted({a.trl_trainer for a in ALGORITHMS}))
+def test_atomic_checkpoints_hook_the_methods_trainers_still_have(algo):
+    """textrl.trainers.atomic overrides Trainer._get_output_dir(trial) and _save_checkpoint(model, trial): a TRL
+    trainer that renames them, or saves a checkpoint without them, would silently write in place again."""
+    module, _, name = algo.rpartition(".")
+    trainer = getattr(importlib.import_module(module), name)
+    assert list(inspect.signature(trainer._get_output_dir).parameters) == ["self", "trial"]
+    assert list(inspect.signature(trainer._save_checkpoint).parameters) == ["self", "model", "trial"]
+    source = inspect.getsource(importlib.import_module("transformers.trainer").Trainer._save_checkpoint)
+    assert "self._get_output_dir(trial=trial)" in source

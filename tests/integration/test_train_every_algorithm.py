@@ -123,6 +123,33 @@ def test_composed_reward_logs_each_component(tiny: Path, tmp_path: Path) -> None
     assert trainer.trl_config.reward_weights == [1.0, 0.5]
 
 
+def test_composed_rewards_run_concurrently_in_training(tiny: Path, tmp_path: Path) -> None:
+    """Three synchronous rewards that each wait at a 3-party barrier: they pass only if TRL runs all three at
+    once (TRL calls plain functions one after another; TextRL hands them over as threaded async callables).
+    A reward scoring its batch on its own would break the barrier (BrokenBarrierError after 10 s)."""
+    import threading
+
+    from textrl.rewards import compose
+
+    barrier = threading.Barrier(3, timeout=10)
+
+    def waits(name: str) -> Any:
+        @reward_fn(name=name)
+        def reward(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+            barrier.wait()
+            return [float(len(c) % 3) for c in completions]
+
+        return reward
+
+    model, tok, _ = load_model(str(tiny), load_ref=False)
+    trainer = OnlineTrainer(model=model, tokenizer=tok, reward=compose(waits("a"), waits("b"), waits("c")),
+                            train_dataset=from_list(rows_for(spec.BY_NAME["grpo"].data_format)),
+                            config=fast("grpo", tmp_path))  # fmt: skip
+    trainer.train()
+    assert {"rewards/a/mean", "rewards/b/mean", "rewards/c/mean"} <= set(trainer.log_history[0])
+    assert not barrier.broken
+
+
 def test_issue_example_shapes(tiny: Path, tmp_path: Path) -> None:
     """The seed example's call shapes, with the tiny model in place of a hub model."""
     from textrl import TextRLConfig
@@ -149,3 +176,26 @@ def test_trainer_must_match_the_family(trainer: Any, algo: str, right: str, tiny
         ConfigError, match=rf"algo: algo='{algo}' is a .* algorithm, but {trainer.__name__} trains .* Fix: use {right}"
     ):
         trainer(model=model, tokenizer=tok, train_dataset=data, config=fast(algo, tmp_path), **extra)
+
+
+def test_checkpoints_land_whole_with_best_model_and_rotation(tiny: Path, tmp_path: Path) -> None:
+    """Staged checkpoints keep transformers' bookkeeping: best_model_checkpoint names the real folder (not the
+    staging one), save_total_limit rotates, load_best_model_at_end loads it, and no staging folder is left."""
+    import json
+
+    model, tok, ref = load_model(str(tiny))
+    rows = rows_for(spec.BY_NAME["dpo"].data_format)
+    cfg = fast("dpo", tmp_path / "run", max_steps=6, save_strategy="steps", save_steps=2, eval_strategy="steps",
+               eval_steps=2, metric_for_best_model="eval_loss", save_total_limit=1, extra={"load_best_model_at_end": True})  # fmt: skip
+    trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, config=cfg,
+                                train_dataset=from_list(rows), eval_dataset=from_list(rows[:4]))  # fmt: skip
+    trainer.train()
+    trainer.save_model()
+    run = tmp_path / "run"
+    state = json.loads((run / "checkpoint-6/trainer_state.json").read_text())
+    best = Path(state["best_model_checkpoint"])
+    assert best.parent == run and best.is_dir() and (best / "trainer_state.json").is_file(), best
+    kept = sorted(p.name for p in run.glob("checkpoint-*"))
+    assert kept == sorted({"checkpoint-6", best.name}), kept
+    assert not (run / ".textrl-partial").exists()
+    assert (run / "model.safetensors").is_file() and (run / "config.json").is_file()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,6 +13,7 @@ from ..data import check_dataset
 from ..errors import ConfigError, Problem
 from ..spec import Family
 from ..trl_build import build_trl_config
+from .atomic import STAGING, atomic_trainer_class, discard_partial
 from .manifest import trl_changes, write_manifest
 
 _TRAINER_FOR = {
@@ -73,7 +76,7 @@ class TextRLTrainer:
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
         """Construct the TRL trainer; subclasses add their own arguments through `_trl_arguments`."""
         module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
-        trainer_class = getattr(importlib.import_module(module), name)
+        trainer_class = atomic_trainer_class(getattr(importlib.import_module(module), name))
         return trainer_class(
             model=model,
             args=self.trl_config,
@@ -96,6 +99,7 @@ class TextRLTrainer:
         """
         accelerator = self.trl_trainer.accelerator
         if accelerator.is_main_process:
+            discard_partial(self.config.output_dir)  # type: ignore[attr-defined]
             write_manifest(
                 self.config.output_dir,  # type: ignore[attr-defined]
                 config=self.config,
@@ -123,4 +127,19 @@ class TextRLTrainer:
         return list(self.trl_trainer.state.log_history)
 
     def save_model(self, output_dir: str | None = None) -> None:
-        self.trl_trainer.save_model(output_dir)
+        """Save the model (safetensors) to output_dir (default: the config's), each file complete or absent.
+
+        TRL writes into `output_dir/.textrl-partial/model`; the main process then moves every file into place.
+        """
+        target = Path(output_dir or self.config.output_dir)  # type: ignore[attr-defined]
+        staging = target / STAGING / "model"
+        self.trl_trainer.save_model(str(staging))
+        accelerator = self.trl_trainer.accelerator
+        accelerator.wait_for_everyone()
+        if accelerator.is_main_process:
+            for item in sorted(staging.iterdir()):
+                if (target / item.name).is_dir():
+                    shutil.rmtree(target / item.name)
+                os.replace(item, target / item.name)
+            shutil.rmtree(target / STAGING)
+        accelerator.wait_for_everyone()

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem
-from ..rewards import Composed, _is_model, as_reward, skipping
+from ..rewards import Composed, _is_model, as_reward, in_thread, skipping
 from ..spec import Family
 from .base import TextRLTrainer
+
+
+def is_async(reward: Any) -> bool:
+    return inspect.iscoroutinefunction(reward) or inspect.iscoroutinefunction(getattr(reward, "__call__", None))
+
+
+def _runs_in_line(reward: Any) -> bool:
+    """A synchronous reward function, which TRL would call one after another with the others."""
+    return not isinstance(reward, str) and not _is_model(reward) and not is_async(reward)
 
 
 def _model_id(model: Any) -> str | None:
@@ -101,4 +111,7 @@ class OnlineTrainer(TextRLTrainer):
         funcs = self.reward_funcs
         if getattr(self.config, "reward_errors", "raise") == "skip":
             funcs = [f if isinstance(f, str) or _is_model(f) else skipping(f, self.skipped) for f in funcs]
+        synchronous = [i for i, f in enumerate(funcs) if _runs_in_line(f)]
+        if len(synchronous) + sum(map(is_async, funcs)) > 1:  # several rewards: let their waits overlap
+            funcs = [in_thread(f) if i in synchronous else f for i, f in enumerate(funcs)]
         return {"reward_funcs": funcs}

@@ -1,0 +1,106 @@
+"""Checkpoints that are complete or absent: TRL writes each `checkpoint-N` into a staging folder, TextRL renames it.
+
+transformers writes `output_dir/checkpoint-N` in place, file by file, so a kill during a save leaves a folder
+that looks like a checkpoint and is not one. `AtomicCheckpoints` is mixed in front of the TRL trainer class:
+while TRL saves, `_get_output_dir` points into `output_dir/.textrl-partial/`, and only once every process has
+finished writing does the main process rename the folder into place (one `os.replace`, atomic on one file
+system), then apply `save_total_limit` as transformers would. A run killed mid-save leaves only the staging
+folder, which the next run removes and reports (`discard_partial`).
+
+This module imports nothing heavy at import time: the CLI uses `discard_partial` before torch is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+STAGING = ".textrl-partial"
+
+
+def discard_partial(output_dir: str | os.PathLike[str], *, prog: str = "textrl") -> list[str]:
+    """Remove what a run killed while saving left in `output_dir/.textrl-partial`; returns the names removed."""
+    staging = Path(output_dir) / STAGING
+    if not staging.is_dir():
+        return []
+    names = sorted(p.name for p in staging.iterdir())
+    for name in names:
+        print(
+            f"{prog}: removing {staging / name}: a save that was cut off (the run was killed while writing it); "
+            "the checkpoints beside it are complete",
+            file=sys.stderr,
+        )
+    shutil.rmtree(staging)
+    return names
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # some file systems do not open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class AtomicCheckpoints:
+    """Mixin placed before a transformers `Trainer` subclass in the MRO (see `atomic_trainer_class`)."""
+
+    _textrl_staging = False
+
+    def _get_output_dir(self, trial: Any) -> str:
+        run_dir: str = super()._get_output_dir(trial)  # type: ignore[misc]
+        return os.path.join(run_dir, STAGING) if self._textrl_staging else run_dir
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        trainer: Any = self
+        run_dir = self._get_output_dir(trial)
+        name = f"checkpoint-{trainer.state.global_step}"
+        staged, final = os.path.join(run_dir, STAGING, name), os.path.join(run_dir, name)
+        self._textrl_staging = True
+        try:
+            super()._save_checkpoint(model, trial)  # type: ignore[misc]
+        finally:
+            self._textrl_staging = False
+        trainer.accelerator.wait_for_everyone()  # every rank has written its RNG state into `staged`
+        if trainer.args.should_save:
+            self._publish(staged, final, run_dir)
+        trainer.accelerator.wait_for_everyone()
+
+    def _publish(self, staged: str, final: str, run_dir: str) -> None:
+        from transformers.trainer_utils import rotate_checkpoints
+
+        trainer: Any = self
+        state = trainer.state
+        staging_root = os.path.join(run_dir, STAGING)
+        if state.best_model_checkpoint and state.best_model_checkpoint.startswith(staging_root):
+            state.best_model_checkpoint = os.path.join(run_dir, os.path.basename(state.best_model_checkpoint))
+            state.save_to_json(os.path.join(staged, "trainer_state.json"))
+        if os.path.isdir(final):  # the same step saved twice: keep the old one until the new one is in place
+            old = os.path.join(staging_root, os.path.basename(final) + ".old")
+            os.replace(final, old)
+            os.replace(staged, final)
+            shutil.rmtree(old)
+        else:
+            os.replace(staged, final)
+        _fsync_dir(run_dir)
+        if not os.listdir(staging_root):
+            os.rmdir(staging_root)
+        rotate_checkpoints(
+            output_dir=run_dir,
+            save_total_limit=trainer.args.save_total_limit,
+            best_model_checkpoint=state.best_model_checkpoint,
+            use_mtime=True,
+        )
+
+
+def atomic_trainer_class(trainer_class: type) -> type:
+    """`trainer_class` with `AtomicCheckpoints` in front; same name, still a subclass of the TRL trainer."""
+    return type(trainer_class.__name__, (AtomicCheckpoints, trainer_class), {"__module__": __name__})
