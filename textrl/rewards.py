@@ -12,6 +12,7 @@ import inspect
 import math
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
@@ -171,6 +172,16 @@ def _is_model(obj: Any) -> bool:
     return type(obj).__module__.startswith(("transformers", "peft", "torch")) or hasattr(obj, "config")
 
 
+def _call_reward(reward: Any, **kwargs: Any) -> Any:
+    return reward(**kwargs)
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """Threads for composed rewards that wait (verifiers, judges); created on first use."""
+    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="textrl-reward")
+
+
 class Composed:
     """Several rewards with weights. In a trainer each component is handed to TRL separately, so each is logged
     as its own metric (rewards/<name>/mean) and TRL sums them with the weights; called directly, it returns the
@@ -189,15 +200,22 @@ class Composed:
         self.__name__ = "+".join(getattr(r, "__name__", type(r).__name__) for r in self.components)
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        async def gather() -> list[Any]:
-            async def one(reward: Any) -> Any:
-                if inspect.iscoroutinefunction(reward):
-                    return await reward(prompts=prompts, completions=completions, **kwargs)
-                return await asyncio.to_thread(reward, prompts=prompts, completions=completions, **kwargs)
+        """The weighted sum; the components run concurrently (async ones in an event loop, others in threads)."""
+        call = functools.partial(_call_reward, prompts=prompts, completions=completions, **kwargs)
+        if any(inspect.iscoroutinefunction(r) for r in self.components):
 
-            return await asyncio.gather(*(one(r) for r in self.components))
+            async def gather() -> list[Any]:
+                async def one(reward: Any) -> Any:
+                    if inspect.iscoroutinefunction(reward):
+                        return await reward(prompts=prompts, completions=completions, **kwargs)
+                    return await asyncio.to_thread(call, reward)
 
-        outputs = asyncio.run(gather())
+                return await asyncio.gather(*(one(r) for r in self.components))
+
+            outputs = asyncio.run(gather())
+        else:  # a thread per extra component; the first runs here (a loop per call would cost ~1 ms)
+            pending = [_pool().submit(call, r) for r in self.components[1:]]
+            outputs = [call(self.components[0]), *(f.result() for f in pending)]
         total: list[float | None] = []
         for i in range(len(prompts)):
             parts = [(w, out[i]) for w, out in zip(self.weights, outputs, strict=True) if out[i] is not None]

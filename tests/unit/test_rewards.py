@@ -141,6 +141,36 @@ def test_async_rewards_run_concurrently() -> None:
     assert call(both) == [2.0, 2.0]
 
 
+def test_sync_rewards_run_concurrently_and_errors_propagate() -> None:
+    """Three plain functions meet at a 3-party barrier: only passes if compose() runs them at the same time."""
+    import threading
+
+    barrier = threading.Barrier(3, timeout=5)
+
+    def make(name: str, value: float) -> Any:
+        def reward(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+            barrier.wait()
+            return [value] * len(completions)
+
+        reward.__name__ = name
+        return reward
+
+    assert call(compose(make("a", 1.0), make("b", 2.0), make("c", 3.0), weights=[1.0, 1.0, 0.5])) == [4.5, 4.5]
+
+    def broken(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        raise ValueError("judge down")
+
+    with pytest.raises(RewardError, match="reward 'broken' raised ValueError: judge down"):
+        call(compose(make_plain(1.0), broken))
+
+
+def make_plain(value: float) -> Any:
+    def plain(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        return [value] * len(completions)
+
+    return plain
+
+
 def test_async_reward_contract_is_checked() -> None:
     @reward_fn
     async def short(prompts: list[str], completions: list[str], **_: Any) -> list[float]:

@@ -6,6 +6,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,9 @@ def eval_main(argv: list[str] | None = None) -> int:
         model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm")
         model.to(_device())
         prompts = list(data["prompt"])
+        started = time.perf_counter()
         texts = generate(model, tokenizer, prompts, args)
+        seconds = time.perf_counter() - started
         # rewards see completions as TRL passes them: assistant messages when the prompts are conversational
         completions = [as_completion(t, prompts[0]) for t in texts]
         repeated = [p for p in prompts for _ in range(args.num_generations)]
@@ -147,7 +150,10 @@ def eval_main(argv: list[str] | None = None) -> int:
     except (ConfigError, DataError, RewardError) as exc:
         print(f"textrl-eval: {exc}", file=sys.stderr)
         return 2
-    print(f"{len(texts)} completions ({len(prompts)} prompts x {args.num_generations})")
+    print(
+        f"{len(texts)} completions ({len(prompts)} prompts x {args.num_generations}) generated in {seconds:.2f} s: "
+        f"{len(texts) / seconds:.1f} completions/s at batch size {args.batch_size}"
+    )
     print(summarize(scores))
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

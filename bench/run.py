@@ -1,0 +1,137 @@
+"""Every benchmark, side by side in one process tree; writes bench/results.md and bench/scaling.png.
+
+    .venv/bin/python bench/run.py            # about 10 minutes on 2 cores
+    .venv/bin/python bench/run.py --quick    # fewer repetitions, to check that it runs (about 4 minutes)
+
+Ratios are TextRL / baseline, so below 1 is faster for time and above 1 is faster for throughput. Benchmarks
+are not tests: nothing here fails on a time. Each training run is a fresh process; TextRL and TRL runs alternate
+so that background load on a shared machine hits both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import evaluation
+import scaling
+import startup
+from common import ROOT, Row, machine, run_training, table
+
+HERE = Path(__file__).resolve().parent
+
+
+def largest_difference(ours: list[dict[str, float]], theirs: list[dict[str, float]]) -> float:
+    """Largest relative difference between two log histories; inf when their steps or keys differ."""
+    if len(ours) != len(theirs) or any(set(a) != set(b) for a, b in zip(ours, theirs, strict=True)):
+        return math.inf
+    worst = 0.0
+    for a, b in zip(ours, theirs, strict=True):
+        for key, value in a.items():
+            if isinstance(value, int | float):
+                worst = max(worst, abs(value - b[key]) / max(abs(b[key]), 1e-7))
+    return worst
+
+
+def overhead(tiny: str, algo: str, reps: int, steps: int) -> list[Row]:
+    runs: dict[str, list[dict[str, Any]]] = {"textrl": [], "trl": []}
+    for rep in range(reps):
+        for mode in ("textrl", "trl") if rep % 2 == 0 else ("trl", "textrl"):
+            runs[mode].append(run_training(tiny, mode, algo, "--steps", str(steps)))
+    diff = max(largest_difference(a["history"], runs["trl"][0]["history"]) for a in runs["textrl"])
+    same = f"logged metrics identical (max rel diff {diff:.1e})" if diff < 1e-5 else f"METRICS DIFFER (rel {diff:.2e})"
+
+    def med(mode: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[mode])
+
+    note = f"{steps} steps, median of {reps} runs each; {same}"
+    return [
+        Row(f"training {algo.upper()}: time per optimizer step vs TRL", med("textrl", "per_step_s") * 1000,
+            med("trl", "per_step_s") * 1000, "ms", note + "; target <= 1.02"),
+        Row(f"training {algo.upper()}: peak memory (max RSS) vs TRL", med("textrl", "peak_mb"), med("trl", "peak_mb"),
+            "MB", f"median of {reps} runs each"),
+        Row(f"training {algo.upper()}: whole process (imports, load, train, TextRL's manifest and report) vs TRL",
+            med("textrl", "total_s"), med("trl", "total_s"), "s", "wall time of the run inside the process"),
+    ]  # fmt: skip
+
+
+def composition(tiny: str, step_ms: float) -> list[Row]:
+    done = subprocess.run([sys.executable, str(HERE / "rewards.py")], capture_output=True, text=True, check=True)
+    r = json.loads(done.stdout)
+    parts = r["waiting_parts_s"]
+    wait = ["--steps", "6", "--warmup", "2", "--rewards", "3", "--wait", "0.1"]
+    ours, theirs = run_training(tiny, "textrl", "grpo", *wait), run_training(tiny, "trl", "grpo", *wait)
+    overhead_ms = (r["fast_composed_s"] - r["fast_direct_s"]) * 1000
+    return [
+        Row("rewards: one compose() call of 3 waiting rewards vs the sum of the parts", r["waiting_composed_s"],
+            sum(parts), "s", f"parts wait {', '.join(f'{p:.2f}' for p in parts)} s; slowest {max(parts):.2f} s"),
+        Row("rewards: GRPO step with 3 rewards waiting 0.1 s each, TextRL compose vs TRL reward_funcs list",
+            ours["per_step_s"], theirs["per_step_s"], "s", "TRL calls plain functions one after another"),
+        Row("rewards: compose() of 2 fast rewards vs calling both directly (64 completions)",
+            r["fast_composed_s"] * 1e6, r["fast_direct_s"] * 1e6, "µs",
+            f"overhead {overhead_ms:.2f} ms per call = {overhead_ms / step_ms:.1%} of a GRPO step here"),
+    ]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="Fewer repetitions: checks that every benchmark runs.")
+    parser.add_argument("--output", type=Path, default=HERE / "results.md")
+    args = parser.parse_args()
+    reps, steps, runs = (1, 8, 2) if args.quick else (3, 20, 5)
+    where = machine()
+    sys.path.insert(0, str(ROOT))
+    from textrl.tiny import build_tiny_model
+
+    with tempfile.TemporaryDirectory() as home:
+        tiny = str(build_tiny_model(Path(home) / "tiny"))
+        rows: list[Row] = []
+        for algo in ("grpo", "dpo"):
+            print(f"training overhead: {algo}", file=sys.stderr)
+            rows += overhead(tiny, algo, reps, steps)
+        print("start-up", file=sys.stderr)
+        rows += startup.rows(runs)
+        print("reward composition", file=sys.stderr)
+        rows += composition(tiny, rows[0].ours)
+        print("evaluation throughput", file=sys.stderr)
+        rows += evaluation.rows(home)
+        print("scaling", file=sys.stderr)
+        series = scaling.series(tiny)
+    scaling.plot(series, HERE / "scaling.png", where)
+    args.output.write_text(report(rows, series, where, quick=args.quick), encoding="utf-8")
+    print(args.output.read_text(encoding="utf-8"))
+
+
+def report(rows: list[Row], series: dict[str, list[dict[str, float]]], where: str, *, quick: bool) -> str:
+    today = datetime.date.today().isoformat()
+    lines = [
+        "# TextRL benchmarks",
+        "",
+        f"Written by `.venv/bin/python bench/run.py{' --quick' if quick else ''}` on {today}. "
+        "Ratio = TextRL / baseline: for times and memory below 1 is better, for throughput (completions/s) above 1 "
+        "is better. Tiny offline model (`textrl:tiny`), one torch thread per process.",
+        "",
+        table(rows, where),
+        "",
+        "## Scaling (GRPO through TextRL, tiny model)",
+        "",
+        "![scaling](scaling.png)",
+        "",
+    ]
+    for name, points in series.items():
+        lines.append(f"- {name}: " + ", ".join(
+            f"{p['x']} → {p['per_step_s'] * 1000:.0f} ms/step (mean completion {p['mean_length']:.1f} tokens)"
+            for p in points))  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

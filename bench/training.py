@@ -1,0 +1,147 @@
+"""One training run in this process, through TextRL or through TRL directly; writes a JSON result to --out.
+
+    .venv/bin/python bench/training.py --mode textrl|trl --algo grpo|dpo --tiny DIR --out FILE.json [options]
+
+Used by bench/run.py, which runs each case in a fresh process (so peak memory is the run's own) and alternates
+TextRL and TRL runs. Both sides get the same model files, data, seed and TRL settings; the parity test
+(tests/integration/test_parity_and_learning.py) proves their logged metrics are identical, and the result
+carries the log history so run.py checks that again.
+
+Time per optimizer step is measured between `on_step_end` callbacks, leaving out the first `--warmup` steps.
+Peak memory is the process's max RSS at the end of training (before TextRL writes its report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import TIMING_KEYS
+
+PROMPTS = ["Write a short poem.", "Explain gradient descent.", "Say something.", "Hello"]
+WORDS = ["apple", "river", "sea", "dog", "tree", "stone", "cloud", "fire", "moon", "star", "rain", "wind", "sand",
+         "leaf", "bird", "fish"]  # fmt: skip
+PAIRS = [{"prompt": f"Repeat the word: {w} ->", "chosen": f" {w}", "rejected": f" {WORDS[(i + 5) % 16]}"}
+         for i, w in enumerate(WORDS)]  # fmt: skip
+
+
+def lowercase_share(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+    return [sum(ch.islower() for ch in c) / max(len(c), 1) for c in completions]
+
+
+def waiting(name: str, seconds: float) -> Any:
+    """A reward that waits like a verifier or judge call, then scores lowercase share."""
+
+    def reward(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        time.sleep(seconds)
+        return lowercase_share(prompts, completions)
+
+    reward.__name__ = name
+    return reward
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    common: dict[str, Any] = {"max_steps": args.steps, "logging_steps": 1, "save_strategy": "no", "seed": 7,
+                              "learning_rate": 1e-3}  # fmt: skip
+    if args.algo == "grpo":
+        g = args.num_generations
+        return common | {"num_generations": g, "per_device_train_batch_size": g * 2, "beta": 0.04,
+                         "max_completion_length": args.completion_length}  # fmt: skip
+    return common | {"per_device_train_batch_size": 8, "max_length": 32, "beta": 0.1}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mode", choices=["textrl", "trl"], required=True)
+    parser.add_argument("--algo", choices=["grpo", "dpo"], required=True)
+    parser.add_argument("--tiny", required=True, help="Folder of the tiny model (textrl.tiny.build_tiny_model).")
+    parser.add_argument("--out", required=True, help="Where the JSON result goes (TRL prints its logs to stdout).")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--num-generations", type=int, default=4)
+    parser.add_argument("--completion-length", type=int, default=16)
+    parser.add_argument("--rewards", type=int, default=1, help="GRPO: this many rewards, composed.")
+    parser.add_argument("--wait", type=float, default=0.0, help="GRPO: each reward waits this many seconds.")
+    args = parser.parse_args()
+
+    import torch
+    from transformers import TrainerCallback
+
+    torch.set_num_threads(1)  # 2 shared cores: one thread is faster (shared/TRL-NOTES.md); same for both sides
+
+    class Clock(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.ends: list[float] = []
+            self.peak_mb = 0.0
+
+        def on_step_end(self, *a: Any, **k: Any) -> None:
+            self.ends.append(time.perf_counter())
+
+        def on_train_end(self, *a: Any, **k: Any) -> None:
+            self.peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    clock = Clock()
+    rewards = [waiting(f"r{i}", args.wait) for i in range(args.rewards)] if args.wait else [lowercase_share]
+    options = settings(args)
+    out = tempfile.mkdtemp(prefix=f"bench-{args.mode}-")
+    start = time.perf_counter()
+    if args.mode == "textrl":
+        history = _textrl(args, options, rewards, out, clock)
+    else:
+        history = _trl(args, options, rewards, out, clock)
+    total = time.perf_counter() - start
+    steady = clock.ends[args.warmup :]
+    per_step = (steady[-1] - steady[0]) / (len(steady) - 1)
+    logged = [{k: v for k, v in h.items() if k not in TIMING_KEYS} for h in history]
+    result = {"per_step_s": per_step, "peak_mb": clock.peak_mb, "total_s": total, "history": logged}
+    Path(args.out).write_text(json.dumps(result), encoding="utf-8")
+
+
+def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:
+    from textrl import OnlineTrainer, PreferenceTrainer, TextRLConfig, load_model, reward_fn
+    from textrl.data import from_list
+    from textrl.rewards import compose
+
+    cfg = TextRLConfig(algo=args.algo, output_dir=out, gradient_checkpointing=False, report_to=["none"], **options)
+    if args.algo == "grpo":
+        model, tok, _ = load_model(args.tiny, load_ref=False)
+        reward = compose(*rewards) if len(rewards) > 1 else reward_fn(rewards[0])
+        trainer: Any = OnlineTrainer(model=model, tokenizer=tok, reward=reward, train_dataset=from_list(PROMPTS * 64),
+                                     config=cfg, callbacks=[clock])  # fmt: skip
+    else:
+        model, tok, ref = load_model(args.tiny)
+        trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(PAIRS * 16),
+                                    config=cfg, callbacks=[clock])  # fmt: skip
+    trainer.train()
+    return trainer.log_history
+
+
+def _trl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(args.tiny)
+    tok = AutoTokenizer.from_pretrained(args.tiny)
+    common: dict[str, Any] = {"output_dir": out, "bf16": False, "activation_checkpointing": False, "report_to": "none"}
+    if args.algo == "grpo":
+        from trl import GRPOConfig, GRPOTrainer
+
+        trainer: Any = GRPOTrainer(model=model, reward_funcs=rewards, args=GRPOConfig(**common, **options),
+                                   train_dataset=Dataset.from_list([{"prompt": p} for p in PROMPTS * 64]),
+                                   processing_class=tok, callbacks=[clock])  # fmt: skip
+    else:
+        from trl import DPOConfig, DPOTrainer
+
+        trainer = DPOTrainer(model=model, args=DPOConfig(**common, **options), processing_class=tok,
+                             train_dataset=Dataset.from_list(PAIRS * 16), callbacks=[clock])  # fmt: skip
+    trainer.train()
+    return trainer.state.log_history
+
+
+if __name__ == "__main__":
+    main()
