@@ -86,10 +86,22 @@ def from_jsonl(path: str | Path) -> Any:
     return Dataset.from_list(_jsonl_rows(Path(path)))
 
 
+PROGRESS_BYTES = 1 << 20  # files from this size on show a progress bar while they are read
+
+
 def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
+    from tqdm import tqdm
+
     rows = []
-    with path.open(encoding="utf-8") as handle:
+    size = path.stat().st_size
+    with (
+        path.open(encoding="utf-8") as handle,
+        tqdm(
+            total=size, desc=f"reading {path.name}", unit="B", unit_scale=True, disable=size < PROGRESS_BYTES
+        ) as progress,
+    ):
         for number, line in enumerate(handle, start=1):
+            progress.update(len(line.encode("utf-8")))
             if not line.strip():
                 continue
             try:

@@ -14,7 +14,13 @@ if TYPE_CHECKING:
 
 
 def build_trl_config(cfg: TextRLConfig) -> Any:
-    """TRL's config object (GRPOConfig, DPOConfig, ...) for a TextRL config. Imports TRL."""
+    """TRL's config object (GRPOConfig, DPOConfig, ...) for a TextRL config. Imports TRL.
+
+    Warns (UntestedTRLWarning) when the installed TRL is outside the range this release was tested with.
+    """
+    from .env import warn_if_untested_trl
+
+    warn_if_untested_trl()
     module = importlib.import_module(f"textrl.generated.trl_builders.{cfg.algo}")
     return module.build_trl_config(cfg)
 

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import platform
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..env import PACKAGES, version
+
 MANIFEST = "textrl_manifest.json"
-PACKAGES = ("textrl", "trl", "transformers", "torch", "peft", "accelerate", "datasets", "pydantic")
-
-
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def trl_changes(trl_config: Any) -> dict[str, Any]:
@@ -42,6 +36,28 @@ def trl_changes(trl_config: Any) -> dict[str, Any]:
     return json.loads(json.dumps(changed, default=str))
 
 
+def logging_targets(trl_config: Any, output_dir: str) -> dict[str, Any]:
+    """Where this run's logs go: the report_to integrations (with their folders or projects) and TextRL's own files."""
+    raw = trl_config.report_to
+    targets = [raw] if isinstance(raw, str) else list(raw or [])
+    targets = [t for t in targets if t != "none"]
+    out = Path(output_dir)
+    where: dict[str, Any] = {
+        "report_to": targets,
+        "log_history": str(out / "log_history.json"),
+        "report": str(out / "report.png"),
+        "manifest": str(out / MANIFEST),
+    }
+    if "tensorboard" in targets:  # transformers' TensorBoardCallback: this folder, one run subfolder per run
+        where["tensorboard"] = os.environ.get("TENSORBOARD_LOGGING_DIR") or str(out / "runs")
+    if "wandb" in targets:
+        where["wandb"] = {"project": os.environ.get("WANDB_PROJECT", "huggingface"), "run_name": trl_config.run_name,
+                          "entity": os.environ.get("WANDB_ENTITY")}  # fmt: skip
+    if "trackio" in targets:
+        where["trackio"] = {"project": getattr(trl_config, "project", None), "run_name": trl_config.run_name}
+    return where
+
+
 def write_manifest(
     output_dir: str,
     *,
@@ -59,7 +75,8 @@ def write_manifest(
         "trl_config_class": f"{type(trl_config).__module__}.{type(trl_config).__name__}",
         "trl_config_changes": trl_changes,
         "processes": processes,
-        "versions": {p: _version(p) for p in PACKAGES} | {"python": platform.python_version()},
+        "logging": logging_targets(trl_config, output_dir),
+        "versions": {p: version(p) for p in PACKAGES} | {"python": platform.python_version()},
         "datasets": {
             name: {"rows": len(ds), "columns": list(ds.column_names), "fingerprint": getattr(ds, "_fingerprint", None)}
             for name, ds in datasets.items()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, ClassVar
 
@@ -12,7 +13,10 @@ from .base import TextRLTrainer
 
 
 def is_async(reward: Any) -> bool:
-    return inspect.iscoroutinefunction(reward) or inspect.iscoroutinefunction(getattr(reward, "__call__", None))
+    """Whether calling `reward` returns a coroutine (as TRL's is_async_callable decides it)."""
+    while isinstance(reward, functools.partial):
+        reward = reward.func
+    return inspect.iscoroutinefunction(reward) or inspect.iscoroutinefunction(type(reward).__call__)
 
 
 def _runs_in_line(reward: Any) -> bool:

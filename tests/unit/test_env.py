@@ -1,0 +1,59 @@
+"""`textrl-train --env` (the version set for bug reports), `--print-schema`, and the tested-TRL-range check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from textrl.env import UntestedTRLWarning, trl_range_problem, warn_if_untested_trl
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("installed", ["1.16.0", "1.16.3", "1.16.0.dev0", "1.16.1rc2"])
+def test_tested_trl_releases_pass(installed: str) -> None:
+    assert trl_range_problem(installed) is None
+
+
+@pytest.mark.parametrize("installed", ["1.17.0", "1.15.2", "2.0.0rc1", "0.19.1", "1.17.0.dev0"])
+def test_other_trl_releases_are_named_with_the_fix(installed: str) -> None:
+    problem = trl_range_problem(installed)
+    assert problem is not None
+    assert f"trl {installed} is installed" in problem and "tested with trl>=1.16,<1.17" in problem
+    assert "Fix: pip install 'trl>=1.16,<1.17'" in problem
+
+
+def test_the_installed_trl_is_in_range_so_no_warning() -> None:
+    assert trl_range_problem() is None, metadata.version("trl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_untested_trl()
+
+
+def test_an_untested_trl_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    import textrl.env
+
+    monkeypatch.setattr(textrl.env, "version", lambda package: "1.18.0" if package == "trl" else "1.0.0")
+    with pytest.warns(UntestedTRLWarning, match=r"trl 1\.18\.0 is installed, but TextRL 1\.0\.0 was tested with"):
+        warn_if_untested_trl()
+
+
+def test_env_prints_the_version_set() -> None:
+    done = subprocess.run([str(BIN / "textrl-train"), "--env"], capture_output=True, text=True, check=True)
+    lines = dict(line.split(None, 1) for line in done.stdout.splitlines() if not line.startswith("trl check"))
+    assert lines["trl"] == metadata.version("trl") and lines["torch"] == metadata.version("torch")
+    for name in ("textrl", "transformers", "peft", "accelerate", "datasets", "bitsandbytes", "vllm", "cuda"):
+        assert name in lines, done.stdout
+    assert "trl check     in the tested range" in done.stdout
+
+
+def test_print_schema_is_the_generated_schema() -> None:
+    done = subprocess.run([str(BIN / "textrl-train"), "--print-schema"], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == json.loads((ROOT / "generated/schema/textrl.schema.json").read_text())

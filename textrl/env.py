@@ -1,0 +1,79 @@
+"""The version set for bug reports (`textrl-train --env`), and the check that the installed TRL is one TextRL
+was tested with. Reads package metadata only; torch is imported just to ask about CUDA when the report is made."""
+
+from __future__ import annotations
+
+import platform
+import warnings
+from importlib import metadata
+
+# The TRL releases this TextRL release was tested with (the drift tests pin the spec to them).
+TESTED_TRL = ((1, 16), (1, 17))  # >= 1.16, < 1.17
+PACKAGES = ("textrl", "trl", "transformers", "peft", "accelerate", "datasets", "torch", "bitsandbytes", "vllm",
+            "deepspeed", "pydantic")  # fmt: skip
+
+
+class UntestedTRLWarning(UserWarning):
+    """The installed TRL is outside the range this TextRL release was tested with."""
+
+
+def version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _release(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+        if not piece.isdigit():  # 1.17rc1, 1.16.0.dev0: stop at the pre-release tag
+            break
+    return tuple(parts)
+
+
+def trl_range_problem(installed: str | None = None) -> str | None:
+    """A sentence when the installed TRL is outside the tested range; None when it is inside."""
+    found = installed if installed is not None else version("trl")
+    low, high = TESTED_TRL
+    span = f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
+    if found is None:
+        return f"TRL is not installed; TextRL {version('textrl')} needs trl{span}. Fix: pip install 'trl{span}'."
+    if low <= _release(found)[:2] < high:
+        return None
+    return (
+        f"trl {found} is installed, but TextRL {version('textrl')} was tested with trl{span}: options may have been "
+        f"renamed or removed under it. Fix: pip install 'trl{span}', or upgrade TextRL."
+    )
+
+
+def warn_if_untested_trl() -> None:
+    problem = trl_range_problem()
+    if problem is not None:
+        warnings.warn(problem, UntestedTRLWarning, stacklevel=2)
+
+
+def environment() -> dict[str, str]:
+    """Versions of Python, the platform, every package in PACKAGES (or 'not installed'), CUDA and the GPUs."""
+    info = {"python": platform.python_version(), "platform": platform.platform()}
+    info |= {p: version(p) or "not installed" for p in PACKAGES}
+    try:
+        import torch
+
+        info["cuda"] = torch.version.cuda or "none (CPU build)"
+        info["gpus"] = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())) or "none"
+    except ImportError:
+        info["cuda"] = "unknown (torch not installed)"
+    problem = trl_range_problem()
+    info["trl check"] = problem or "in the tested range"
+    return info
+
+
+def env_report() -> str:
+    info = environment()
+    width = max(map(len, info))
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in info.items())
