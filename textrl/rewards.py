@@ -172,10 +172,6 @@ def _is_model(obj: Any) -> bool:
     return type(obj).__module__.startswith(("transformers", "peft", "torch")) or hasattr(obj, "config")
 
 
-def _call_reward(reward: Any, **kwargs: Any) -> Any:
-    return reward(**kwargs)
-
-
 @functools.cache
 def _pool() -> ThreadPoolExecutor:
     """Threads for composed rewards that wait (verifiers, judges); created on first use."""
@@ -201,7 +197,9 @@ class Composed:
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         """The weighted sum; the components run concurrently (async ones in an event loop, others in threads)."""
-        call = functools.partial(_call_reward, prompts=prompts, completions=completions, **kwargs)
+        def call(reward: Any) -> Any:
+            return reward(prompts=prompts, completions=completions, **kwargs)
+
         if any(inspect.iscoroutinefunction(r) for r in self.components):
 
             async def gather() -> list[Any]:

@@ -1,4 +1,6 @@
-"""Console entry points: textrl-train, textrl-merge, textrl-eval, textrl-dump; also `python -m textrl.cli <command>`.
+"""Console entry points: textrl-train, textrl-merge, textrl-eval, textrl-dump, textrl-report.
+
+Also `python -m textrl.cli <command>`.
 
 `--help` and `textrl-train --dry-run` import no torch; each command imports what it needs when it runs.
 """
@@ -9,7 +11,7 @@ import sys
 
 from .train import train_main, train_parser
 
-COMMANDS = ("train", "merge", "eval", "dump")
+COMMANDS = ("train", "merge", "eval", "dump", "report")
 
 
 def merge_main(argv: list[str] | None = None) -> int:
@@ -30,14 +32,20 @@ def eval_main(argv: list[str] | None = None) -> int:
     return run(argv)
 
 
+def report_main(argv: list[str] | None = None) -> int:
+    from .report import report_main as run
+
+    return run(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m textrl.cli train --config cfg.yaml` (the form `accelerate launch -m textrl.cli` uses)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in COMMANDS:
         print(f"usage: python -m textrl.cli {{{','.join(COMMANDS)}}} [options]", file=sys.stderr)
         return 2
-    command = {"train": train_main, "merge": merge_main, "eval": eval_main, "dump": dump_main}[args[0]]
-    return command(args[1:])
+    commands = {"train": train_main, "merge": merge_main, "eval": eval_main, "dump": dump_main, "report": report_main}
+    return commands[args[0]](args[1:])
 
 
-__all__ = ["dump_main", "eval_main", "main", "merge_main", "train_main", "train_parser"]
+__all__ = ["dump_main", "eval_main", "main", "merge_main", "report_main", "train_main", "train_parser"]

@@ -49,6 +49,14 @@ def train_parser() -> argparse.ArgumentParser:
         help="Set a TRL field in extra (log_unique_prompts=true) or a section key (model.name=...).",
     )
     parser.add_argument("--version", action="version", version=f"textrl {__version__}")
+    parser.add_argument(
+        "--env", action="store_true", help="Print the version set (TextRL, TRL, torch, CUDA, ...) for a bug report."
+    )
+    parser.add_argument(
+        "--print-schema",
+        action="store_true",
+        help="Print the JSON Schema of the YAML config (for editor autocompletion; see docs/editor.md).",
+    )
     options = parser.add_argument_group(
         "options (generated from the spec; each applies to the algorithms listed in generated/docs/cli.md)"
     )
@@ -236,6 +244,8 @@ def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int) 
         lines.append(f"mean reward: first {k} logged steps {first:.4f} -> last {k} logged steps {last:.4f}")
     if steps:
         lines.append(f"loss: first {steps[0]['loss']:.4f} -> last {steps[-1]['loss']:.4f}")
+    if (output_dir / "report.png").is_file():
+        lines.append(f"report: {output_dir / 'report.png'}")
     print("\n".join(lines))
 
 
@@ -243,6 +253,16 @@ def train_main(argv: list[str] | None = None) -> int:
     from ..generated.cli_flags import FLAGS
 
     args = vars(train_parser().parse_args(argv))
+    if args.get("print_schema"):
+        from importlib import resources
+
+        print(resources.files("textrl.generated").joinpath("schema/textrl.schema.json").read_text(encoding="utf-8"))
+        return 0
+    if args.get("env"):
+        from ..env import env_report
+
+        print(env_report())
+        return 0
     from .assemble import assemble  # pydantic and the spec: not needed for --help
 
     names = {f.dest: f.flag for f in FLAGS} | {"algo": "--algo"}

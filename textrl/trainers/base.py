@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -94,6 +96,7 @@ class TextRLTrainer:
     def train(self, resume_from_checkpoint: str | bool | None = None) -> Any:
         """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput.
 
+        A run that finishes also gets `log_history.json` and its training curves (`report.png`, `report.md`).
         SIGINT or SIGTERM saves a checkpoint at the end of the current step and raises TrainingInterrupted
         (a KeyboardInterrupt) naming it; a second signal stops at once.
         """
@@ -119,7 +122,23 @@ class TextRLTrainer:
             step = self.trl_trainer.state.global_step
             checkpoint = Path(self.config.output_dir) / f"checkpoint-{step}"  # type: ignore[attr-defined]
             raise TrainingInterrupted(self._stop.signal_name, step, str(checkpoint) if checkpoint.is_dir() else None)
+        if accelerator.is_main_process:
+            self._write_report()
         return result
+
+    def _write_report(self) -> None:
+        """Save the log history and draw it; a failure here is a warning, never the loss of a finished run."""
+        output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
+        try:
+            from ..report import LOG_HISTORY, write_report
+
+            partial = output_dir / f".{LOG_HISTORY}.tmp"
+            partial.write_text(json.dumps(self.trl_trainer.state.log_history, indent=1), encoding="utf-8")
+            os.replace(partial, output_dir / LOG_HISTORY)
+            write_report(output_dir)
+        except Exception as exc:
+            message = str(exc).replace("\n", " ")
+            print(f"textrl: could not write the report: {type(exc).__name__}: {message}", file=sys.stderr)
 
     @property
     def log_history(self) -> list[dict[str, Any]]:

@@ -1,0 +1,63 @@
+"""textrl-report on real runs: textrl-train ends with a report, textrl-report redraws one run or overlays several,
+and a folder without log history exits 2 naming what was looked for."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import GRPO, write
+
+
+@pytest.mark.slow
+def test_report_of_one_run_and_of_two(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "grpo.yaml", GRPO)
+    done = cli("textrl-train", "--config", "grpo.yaml")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "\nreport: out/grpo/report.png\n" in done.stdout, done.stdout
+    run = tmp_path / "out/grpo"
+    assert (run / "log_history.json").is_file() and (run / "report.md").is_file()
+
+    (run / "report.png").unlink()
+    (run / "report.md").unlink()
+    done = cli("textrl-report", "out/grpo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "textrl-report: wrote out/grpo/report.png and out/grpo/report.md\n"
+    assert (run / "report.png").stat().st_size > 20_000
+    assert "| Reward (mean ± std) | `reward` |" in (run / "report.md").read_text()
+
+    shutil.copytree(run, tmp_path / "out/grpo-again", ignore=shutil.ignore_patterns("*.safetensors", "checkpoint-*"))
+    done = cli("textrl-report", "out/grpo", "out/grpo-again", "--output", "compare/grpo")
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "compare/grpo.md").read_text()
+    assert md.startswith("# Training report: grpo vs grpo-again\n") and "![report](grpo.png)" in md
+    assert "| `reward` | grpo |" in md and "| `reward` | grpo-again |" in md
+    assert (tmp_path / "compare/grpo.png").stat().st_size > 20_000
+
+
+def test_folder_without_history_exits_2(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty").mkdir()
+    done = cli("textrl-report", "empty")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("textrl-report: empty holds no log history: looked for log_history.json"), done.stderr
+    assert "Fix: let the run finish" in done.stderr
+    done = cli(sys.executable, "-m", "textrl.cli", "report", "nowhere")
+    assert done.returncode == 2
+    assert done.stderr.startswith("textrl-report: nowhere is not a folder. Fix:"), done.stderr
+
+
+def test_help_and_import_stay_light() -> None:
+    """`import textrl`, `import textrl.cli` and `textrl-report --help` load neither matplotlib nor torch."""
+    import subprocess
+
+    code = (
+        "import sys\nimport textrl, textrl.cli, textrl.report\n"
+        "try:\n    textrl.cli.report_main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('matplotlib', 'torch', 'trl', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "usage: textrl-report [-h] [--output PATH_PREFIX] OUTPUT_DIR [OTHER_DIR ...]" in done.stdout, done.stdout
+    assert done.stdout.strip().endswith("[]"), done.stdout

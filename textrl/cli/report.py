@@ -1,0 +1,42 @@
+"""`textrl-report`: draw a run's training curves (report.png + report.md), or overlay several runs on one figure."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def report_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="textrl-report",
+        description="Plot the metrics a run logged (loss, eval loss, reward and its components, KL, completion "
+        "length, preference accuracy and margin, learning rate) from OUTPUT_DIR/log_history.json or its newest "
+        "checkpoint. With several folders, each run is a line of its own on the same panels, written into the "
+        "first folder unless --output says otherwise.",
+    )
+    parser.add_argument("output_dir", type=Path, metavar="OUTPUT_DIR", help="The run's output_dir.")
+    parser.add_argument(
+        "others", type=Path, nargs="*", metavar="OTHER_DIR", help="More runs' output_dirs to overlay on the first."
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        metavar="PATH_PREFIX",
+        help="Write PATH_PREFIX.png and PATH_PREFIX.md (default: OUTPUT_DIR/report.png and OUTPUT_DIR/report.md).",
+    )
+    return parser
+
+
+def report_main(argv: list[str] | None = None) -> int:
+    args = report_parser().parse_args(argv)
+    from ..report import write_report
+
+    try:
+        png = write_report(args.output_dir, compare=args.others, output=args.output)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"textrl-report: {exc}", file=sys.stderr)
+        return 2
+    print(f"textrl-report: wrote {png} and {png.with_suffix('.md')}")
+    return 0
