@@ -12,6 +12,7 @@ from .rules import (
     GENERATION_BATCH,
     NO_LORA_ON_HEAD,
     REF_SYNC_NOT_PRECOMPUTED,
+    VLLM_SETTINGS_NEED_VLLM,
     pairwise_rules,
 )
 
@@ -22,7 +23,7 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
-_ONLINE_RULES = (GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, *COMMON_RULES)
+_ONLINE_RULES = (GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, VLLM_SETTINGS_NEED_VLLM, *COMMON_RULES)
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,

@@ -258,6 +258,69 @@ REF_SYNC_NOT_PRECOMPUTED = Rule(
 )
 
 
+def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
+    distributed, model = cfg.get("distributed"), cfg.get("model")
+    quantization = getattr(model, "quantization", None)
+    if (
+        getattr(distributed, "strategy", None) == "deepspeed"
+        and getattr(distributed, "zero_stage", None) == 3
+        and (quantization)
+    ):
+        return (
+            f"distributed.zero_stage=3 with model.quantization={quantization!r}: ZeRO-3 partitions every parameter "
+            f"across the processes, and bitsandbytes {quantization} weights cannot be partitioned that way. Fix: use "
+            "zero_stage 2 (QLoRA's adapters and optimizer state shard fine there), strategy ddp, or drop quantization."
+        )
+    return None
+
+
+ZERO3_NOT_QUANTIZED = Rule(
+    name="zero3_not_quantized",
+    fields=("distributed", "model"),
+    description="DeepSpeed ZeRO-3 is not combined with a 4/8-bit (bitsandbytes) model.",
+    check=_zero3_quantized,
+)
+
+
+def _quantized_needs_peft(cfg: Mapping[str, Any]) -> str | None:
+    model = cfg.get("model")
+    quantization = getattr(model, "quantization", None)
+    if quantization and getattr(model, "peft", None) is None:
+        return (
+            f"model.quantization={quantization!r} without model.peft: quantized weights are frozen, so only a LoRA "
+            "adapter can train (QLoRA). Fix: add model.peft: {type: lora, r: 16}, or drop quantization."
+        )
+    return None
+
+
+QUANTIZED_NEEDS_PEFT = Rule(
+    name="quantized_needs_peft",
+    fields=("model",),
+    description="A 4/8-bit model trains through a LoRA adapter (QLoRA): quantization needs peft.",
+    check=_quantized_needs_peft,
+)
+
+
+def _vllm_settings_need_vllm(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("use_vllm"):
+        return None
+    if cfg.get("vllm_mode") == "server" or cfg.get("vllm_server_base_url"):
+        what = "vllm_server_base_url is set" if cfg.get("vllm_server_base_url") else "vllm_mode='server' is set"
+        return (
+            f"{what} but use_vllm is false, so TRL generates with transformers and ignores it. Fix: set "
+            "use_vllm: true (textrl.rollout.vllm.vllm_config(mode='server', ...) sets both), or remove it."
+        )
+    return None
+
+
+VLLM_SETTINGS_NEED_VLLM = Rule(
+    name="vllm_settings_need_use_vllm",
+    fields=("use_vllm", "vllm_mode", "vllm_server_base_url"),
+    description="vLLM server settings are not given without use_vllm (TRL would ignore them).",
+    check=_vllm_settings_need_vllm,
+)
+
+
 def _best_needs_metric(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("save_strategy") == "best" and not cfg.get("metric_for_best_model"):
         return (
@@ -331,6 +394,8 @@ COMPOSED_REWARD_WEIGHTS = Rule(
 
 COMMON_RULES = (
     PRECISION,
+    ZERO3_NOT_QUANTIZED,
+    QUANTIZED_NEEDS_PEFT,
     BEST_NEEDS_METRIC,
     PLATEAU_NEEDS_EVAL,
     *(_whole_steps(n) for n in ("logging_steps", "save_steps", "eval_steps")),

@@ -163,7 +163,8 @@ def load_model(
 
     - `peft={"type": "lora", "r": 16, ...}` wraps the policy in a LoRA adapter; the reference is then None
       because TRL disables the adapter for the reference pass.
-    - `quantization="4bit"` (nf4 QLoRA) or `"8bit"` loads the base weights with bitsandbytes (CUDA only).
+    - `quantization="4bit"` (nf4 QLoRA) or `"8bit"` loads the base weights with bitsandbytes (CUDA only),
+      prepares them for k-bit training and needs `peft` (the adapter is what trains; the reference is None).
     - `task="auto"` loads a sequence-classification head (one label) for classifier or encoder checkpoints,
       for use as a reward model; force it with `task="reward"`.
     - A tokenizer without a pad token gets its eos token as pad.
@@ -172,6 +173,16 @@ def load_model(
 
     name_or_path = builtin_model(name_or_path)
     section = _peft_section(peft)
+    if quantization in ("4bit", "8bit") and section is None:
+        raise ConfigError(
+            [
+                Problem(
+                    "quantization",
+                    f"got {quantization!r} without peft: quantized weights are frozen, so only a LoRA adapter can "
+                    "train (QLoRA). Fix: pass peft={'type': 'lora', 'r': 16}, or drop quantization.",
+                )
+            ]
+        )
     dtype = _resolve_dtype(torch_dtype)
     if task == "auto":
         task = _detect_task(name_or_path, revision, trust_remote_code)

@@ -197,6 +197,7 @@ class Composed:
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         """The weighted sum; the components run concurrently (async ones in an event loop, others in threads)."""
+
         def call(reward: Any) -> Any:
             return reward(prompts=prompts, completions=completions, **kwargs)
 

@@ -18,8 +18,10 @@ def build_trl_config(cfg: TextRLConfig) -> Any:
 
     Warns (UntestedTRLWarning) when the installed TRL is outside the range this release was tested with.
     """
+    from .distributed import check_engines
     from .env import warn_if_untested_trl
 
+    check_engines(cfg)  # DeepSpeed / vLLM missing: named here, before TRL or a model is loaded
     warn_if_untested_trl()
     module = importlib.import_module(f"textrl.generated.trl_builders.{cfg.algo}")
     return module.build_trl_config(cfg)
@@ -66,19 +68,10 @@ def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
 
 
 def distributed_kwargs(cfg: TextRLConfig) -> dict[str, Any]:
-    section = getattr(cfg, "distributed", None)
-    if section is None or section.strategy == "ddp":
-        return {}  # data parallel needs no TRL arguments: `accelerate launch` sets it up
-    raise ConfigError(
-        [
-            Problem(
-                "distributed.strategy",
-                f"got {section.strategy!r}, which the spec accepts but TextRL 1.0 does not yet turn into TRL "
-                "arguments. Allowed today: 'ddp'. Fix: use strategy ddp, or pass the engine's settings yourself "
-                "through extra={'deepspeed': {...}} or extra={'fsdp': ..., 'fsdp_config': {...}}.",
-            )
-        ]
-    )
+    """TRL arguments for the `distributed:` section (a DeepSpeed dict, FSDP options); {} for ddp."""
+    from .distributed import trl_arguments
+
+    return trl_arguments(cfg)
 
 
 def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig) -> Any:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import BIN, GRPO, write
 
@@ -184,12 +185,23 @@ def test_output_dir_is_never_clobbered_and_resume_continues(cli, tmp_path: Path)
 
 
 def test_two_processes_under_accelerate(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Two real processes in one gloo process group on this CPU machine. accelerate 1.16 runs `--cpu
-    --num_processes 2` as a single process unless MPI is set up, so the torchrun-based launcher is used."""
+    """README's launch path: --write-accelerate-config writes the accelerate config, and `accelerate launch
+    --config_file` starts two real processes in one gloo process group on this CPU machine (a MULTI_GPU config
+    uses the torchrun-based launcher; accelerate 1.16 runs `--cpu --num_processes 2` as one process without MPI)."""
     write(tmp_path / "grpo.yaml", GRPO.replace("per_device_train_batch_size: 8", "per_device_train_batch_size: 2")
           .replace("max_steps: 4", "max_steps: 2"))  # fmt: skip
-    done = cli(str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-               "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "textrl.cli", "train", "--config", "grpo.yaml")  # fmt: skip
+    wrote = cli(
+        "textrl-train", "--config", "grpo.yaml", "--write-accelerate-config", "acc.yaml", "--num-processes", "2"
+    )
+    assert wrote.returncode == 0, wrote.stderr
+    assert (
+        "launch with: accelerate launch --config_file acc.yaml -m textrl.cli train --config grpo.yaml" in wrote.stdout
+    )
+    written = yaml.safe_load((tmp_path / "acc.yaml").read_text())
+    assert written["distributed_type"] == "MULTI_GPU" and written["num_processes"] == 2
+    assert written["mixed_precision"] == "no"  # bf16 auto on a machine without a bf16 GPU
+    done = cli(str(BIN / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train",
+               "--config", "grpo.yaml")  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     manifest = json.loads((tmp_path / "out/grpo/textrl_manifest.json").read_text())
     assert manifest["processes"] == 2

@@ -71,9 +71,15 @@ def test_quantization_without_bitsandbytes_names_the_extra(tiny: Path) -> None:
     with pytest.raises(
         ConfigError, match=r"quantization: got '4bit', which needs bitsandbytes.*pip install 'textrl\[quant\]'"
     ):
-        load_model(str(tiny), quantization="4bit")
+        load_model(str(tiny), quantization="4bit", peft={"type": "lora"})
     with pytest.raises(ConfigError, match=r"quantization: got '2bit'; allowed: '4bit', '8bit' or None"):
         load_model(str(tiny), quantization="2bit")
+
+
+def test_quantization_needs_an_adapter(tiny: Path) -> None:
+    with pytest.raises(ConfigError, match=r"quantization: got '8bit' without peft: quantized weights are frozen.*"
+                                          r"Fix: pass peft=\{'type': 'lora', 'r': 16\}"):  # fmt: skip
+        load_model(str(tiny), quantization="8bit")
 
 
 def test_bad_dtype(tiny: Path) -> None:

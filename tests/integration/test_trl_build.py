@@ -1,8 +1,9 @@
 """Building the real TRL config object: bf16 on a CPU, `extra` checked against the installed TRL class, and the
-distributed strategies not wired yet. Imports trl (a few seconds, once per session)."""
+distributed and vLLM settings. Imports trl (a few seconds, once per session)."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -70,11 +71,50 @@ def test_extra_cannot_override_what_the_algorithm_fixes(out: str) -> None:
         build_trl_config(TextRLConfig(algo="reinforce_pp", output_dir=out, extra={"normalize_advantages": False}))
 
 
-def test_distributed_strategies_not_wired_yet_say_so(out: str) -> None:
+def test_fsdp_becomes_transformers_fsdp_arguments(out: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TRL's config object gets fsdp=True and the fsdp_config TextRL wrote (activation checkpointing moved into
+    FSDP). transformers sets FSDP_CPU_RAM_EFFICIENT_LOADING while building it: restored after the test."""
+    monkeypatch.setenv("FSDP_CPU_RAM_EFFICIENT_LOADING", "false")
     assert build_trl_config(TextRLConfig(algo="dpo", output_dir=out, distributed={"strategy": "ddp"})).deepspeed is None
+    cfg = TextRLConfig(algo="grpo", output_dir=out, distributed={"strategy": "fsdp", "offload": "optimizer"})
+    trl = build_trl_config(cfg)
+    assert trl.fsdp is True and trl.activation_checkpointing is False
+    assert {k: trl.fsdp_config[k] for k in ("version", "cpu_offload", "activation_checkpointing", "auto_wrap_policy")} == {
+        "version": 2, "cpu_offload": True, "activation_checkpointing": True, "auto_wrap_policy": "TRANSFORMER_BASED_WRAP"}  # fmt: skip
+
+
+@pytest.mark.skipif(importlib.util.find_spec("deepspeed") is not None, reason="deepspeed is installed here")
+def test_deepspeed_without_the_package_names_the_extra(out: str) -> None:
+    """This CPU machine has no deepspeed; the dict TRL would get is checked in tests/unit/test_distributed.py."""
     cfg = TextRLConfig(algo="dpo", output_dir=out, distributed={"strategy": "deepspeed", "zero_stage": 3})
-    with pytest.raises(
-        ConfigError,
-        match=r"distributed\.strategy: got 'deepspeed', which the spec accepts but TextRL 1\.0 does not yet",
-    ):
+    with pytest.raises(ConfigError, match=r"distributed\.strategy: strategy deepspeed needs the deepspeed package.*"
+                                          r"Fix: pip install 'textrl\[deepspeed\]'"):  # fmt: skip
         build_trl_config(cfg)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
+def test_vllm_without_the_package_names_the_extra(out: str) -> None:
+    cfg = TextRLConfig(algo="rloo", output_dir=out, use_vllm=True)
+    with pytest.raises(ConfigError, match=r"use_vllm: use_vllm=True \(vLLM rollout\) needs the vllm package.*"
+                                          r"Fix: pip install 'textrl\[vllm\]'"):  # fmt: skip
+        build_trl_config(cfg)
+
+
+@pytest.mark.parametrize("trl_config", ["trl.GRPOConfig", "trl.RLOOConfig"])
+def test_vllm_config_keys_reach_trl_fields(trl_config: str) -> None:
+    """Every option vllm_config can return is a TextRL option of the online algorithms whose TRL name is a field
+    of TRL's config class (so a TRL rename is caught by the spec and the drift tests)."""
+    import dataclasses
+    import importlib
+
+    from textrl.rollout.vllm import _OPTIONS
+    from textrl.spec import BY_NAME
+
+    module, _, name = trl_config.rpartition(".")
+    fields = {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), name))}
+    algos = [a for a in ("grpo", "rloo", "reinforce_pp") if BY_NAME[a].trl_config == trl_config]
+    assert algos
+    for algo in algos:
+        options = {o.name: o for o in BY_NAME[algo].options}
+        for option in ("use_vllm", "vllm_mode", *(spec_name for spec_name, _ in _OPTIONS.values())):
+            assert options[option].trl_name in fields, (algo, option)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -156,7 +157,11 @@ def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pyte
     assert check_output_dir(tmp_path, resume=True, overwrite=False) == tmp_path / "checkpoint-4"
 
 
-def test_dry_run_refuses_a_strategy_not_wired_yet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.skipif(importlib.util.find_spec("deepspeed") is not None, reason="deepspeed is installed here")
+def test_dry_run_names_a_missing_engine_and_shows_what_trl_gets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deepspeed is not installed on this machine: the dry run says so (with the extra); fsdp needs nothing more."""
     (tmp_path / "rewards_here.py").write_text(
         "def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n"
     )
@@ -166,8 +171,16 @@ def test_dry_run_refuses_a_strategy_not_wired_yet(tmp_path: Path, capsys: pytest
     )
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2
     assert (
-        "distributed.strategy: got 'deepspeed', which the spec accepts but TextRL 1.0 does not yet"
-        in capsys.readouterr().err
+        "distributed.strategy: strategy deepspeed needs the deepspeed package, which is not installed here. "
+        "Fix: pip install 'textrl[deepspeed]'" in capsys.readouterr().err
     )
-    yaml_file(tmp_path, base.replace("OUT", str(tmp_path / "out")) + "distributed: {strategy: ddp}\n")
+    yaml_file(
+        tmp_path, base.replace("OUT", str(tmp_path / "out")) + "distributed: {strategy: fsdp, offload: optimizer}\n"
+    )
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "distributed: TRL gets fsdp=true" in out
+    assert (
+        'distributed: TRL gets fsdp_config={"version": 2, "auto_wrap_policy": "TRANSFORMER_BASED_WRAP", "cpu_offload": true'
+        in out
+    )

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..distributed import check_engines
 from ..errors import ConfigError, Problem
 from ..rewards import as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family
@@ -128,7 +129,9 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
-    distributed_kwargs(cfg)  # the same strategy check a run makes; light, imports no TRL
+    check_engines(cfg)  # DeepSpeed / vLLM installed: the same check a run makes, importing neither
+    for name, value in distributed_kwargs(cfg).items():
+        print(f"distributed: TRL gets {name}={json.dumps(value)}")
     if cfg.extra:  # type: ignore[attr-defined]
         print(
             f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts, "  # type: ignore[attr-defined]

@@ -50,6 +50,18 @@ def train_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"textrl {__version__}")
     parser.add_argument(
+        "--write-accelerate-config",
+        metavar="FILE.yaml",
+        help="Write an accelerate config for the config's distributed: section (DeepSpeed JSON beside it), print "
+        "the launch command, and exit.",
+    )
+    parser.add_argument(
+        "--num-processes",
+        type=int,
+        metavar="N",
+        help="With --write-accelerate-config: processes to launch (default: the GPUs visible here, at least 1).",
+    )
+    parser.add_argument(
         "--env", action="store_true", help="Print the version set (TextRL, TRL, torch, CUDA, ...) for a bug report."
     )
     parser.add_argument(
@@ -249,6 +261,35 @@ def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int) 
     print("\n".join(lines))
 
 
+def launch_processes(requested: int | None) -> int:
+    """--num-processes, checked; by default the GPUs visible here (at least 1)."""
+    if requested is not None:
+        if requested < 1:
+            raise ConfigError([Problem("--num-processes", f"got {requested}; allowed: 1 or more. Fix: use >= 1.")])
+        return requested
+    import torch
+
+    return max(torch.cuda.device_count(), 1)
+
+
+def write_launch_config(run: Assembled, path: Path, num_processes: int) -> int:
+    """--write-accelerate-config: the accelerate config file for this run, and the command that launches it."""
+    from ..distributed import write_accelerate_config
+
+    cfg = run.config
+    if getattr(cfg, "fp16", False):
+        precision = "fp16"
+    else:
+        from ..trl_build import resolve_bf16
+
+        precision = "bf16" if resolve_bf16(getattr(cfg, "bf16", "auto")) else "no"
+    written = write_accelerate_config(cfg, path, num_processes=num_processes, mixed_precision=precision)
+    config_arg = f" --config {run.path}" if run.path is not None else ""
+    print(f"textrl-train: wrote {', '.join(str(p) for p in written)}")
+    print(f"launch with: accelerate launch --config_file {path} -m textrl.cli train{config_arg}")
+    return 0
+
+
 def train_main(argv: list[str] | None = None) -> int:
     from ..generated.cli_flags import FLAGS
 
@@ -268,7 +309,13 @@ def train_main(argv: list[str] | None = None) -> int:
     names = {f.dest: f.flag for f in FLAGS} | {"algo": "--algo"}
     flags = {k: v for k, v in args.items() if k in names}
     try:
+        launch_file = args.get("write_accelerate_config")
+        processes = launch_processes(args.get("num_processes")) if launch_file else 1
+        if launch_file:
+            os.environ["WORLD_SIZE"] = str(processes)  # batch rules check the world the run will have
         run = assemble(args.get("config"), flags, names, args.get("set") or [])
+        if launch_file:
+            return write_launch_config(run, Path(launch_file), processes)
         if args.get("dry_run"):
             from .dry_run import dry_run
 

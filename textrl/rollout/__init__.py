@@ -1,0 +1,1 @@
+"""Generation engines for online training (GRPO, RLOO, REINFORCE++): settings for TRL's own integrations."""
