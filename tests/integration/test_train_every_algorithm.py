@@ -199,3 +199,5 @@ def test_checkpoints_land_whole_with_best_model_and_rotation(tiny: Path, tmp_pat
     assert kept == sorted({"checkpoint-6", best.name}), kept
     assert not (run / ".textrl-partial").exists()
     assert (run / "model.safetensors").is_file() and (run / "config.json").is_file()
+    weights = {p.name for p in run.rglob("*") if p.suffix in (".bin", ".pt", ".safetensors") and "model" in p.name}
+    assert weights == {"model.safetensors"}, weights  # checkpoints and the final model: safetensors only

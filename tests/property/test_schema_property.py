@@ -12,7 +12,9 @@ TextRLConfig, whose ConfigError names the offending key.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any, get_origin
@@ -78,11 +80,14 @@ def rule_problems(algo: spec.Algorithm, instance: dict[str, Any]) -> list[Proble
 
 
 def build_refusal(instance: dict[str, Any]) -> str | None:
-    """The field build_trl_config refuses by design on this machine, in the order it checks them."""
+    """The field build_trl_config refuses by design on this machine, in the order it checks them: an engine
+    that is not installed (DeepSpeed, vLLM), then bf16 without a bf16 GPU."""
+    if (instance.get("distributed") or {}).get("strategy") == "deepspeed" and not importlib.util.find_spec("deepspeed"):
+        return "distributed.strategy"
+    if instance.get("use_vllm") is True and not importlib.util.find_spec("vllm"):
+        return "use_vllm"
     if instance.get("bf16") is True and not bf16_supported():
         return "bf16"
-    if (instance.get("distributed") or {}).get("strategy", "ddp") != "ddp":
-        return "distributed.strategy"
     return None
 
 
@@ -100,12 +105,16 @@ def test_schema_valid_config_is_accepted_or_rule_rejected_and_builds(name: str, 
         event(f"rejected by a rule on {', '.join(exc.fields)}")
         return
     refusal = build_refusal(instance)
+    environ = dict(os.environ)
     try:
         trl_config = build_trl_config(cfg)
     except ConfigError as exc:
         assert refusal and exc.fields == [refusal], f"accepted by TextRLConfig, refused by TRL: {exc}"
         event(f"build refused: {refusal}")
         return
+    finally:  # transformers sets FSDP_CPU_RAM_EFFICIENT_LOADING when it builds an FSDP config
+        os.environ.clear()
+        os.environ.update(environ)
     assert refusal is None, f"build_trl_config should have refused {refusal}"
     module, trl_name = algo.trl_config.rsplit(".", 1)
     assert type(trl_config) is getattr(importlib.import_module(module), trl_name)
