@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
-from ..trainers.atomic import discard_partial
 
 if TYPE_CHECKING:
     from .assemble import Assembled
@@ -88,6 +87,8 @@ def last_checkpoint(output_dir: Path) -> Path | None:
     """
     if not output_dir.is_dir():
         return None
+    from ..trainers.atomic import discard_partial  # not at import time: --help stays free of pydantic
+
     discard_partial(output_dir, prog="textrl-train")
     found = sorted(
         (int(m.group(1)), p) for p in output_dir.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))
