@@ -37,6 +37,10 @@ def largest_difference(ours: list[dict[str, float]], theirs: list[dict[str, floa
     for a, b in zip(ours, theirs, strict=True):
         for key, value in a.items():
             if isinstance(value, int | float):
+                if math.isnan(value) or math.isnan(b[key]):
+                    if not (math.isnan(value) and math.isnan(b[key])):
+                        return math.inf
+                    continue
                 worst = max(worst, abs(value - b[key]) / max(abs(b[key]), 1e-7))
     return worst
 
@@ -63,18 +67,20 @@ def overhead(tiny: str, algo: str, reps: int, steps: int) -> list[Row]:
     ]  # fmt: skip
 
 
-def composition(tiny: str, step_ms: float) -> list[Row]:
+def composition(tiny: str, step_ms: float, reps: int) -> list[Row]:
     done = subprocess.run([sys.executable, str(HERE / "rewards.py")], capture_output=True, text=True, check=True)
     r = json.loads(done.stdout)
     parts = r["waiting_parts_s"]
     wait = ["--steps", "6", "--warmup", "2", "--rewards", "3", "--wait", "0.1"]
-    ours, theirs = run_training(tiny, "textrl", "grpo", *wait), run_training(tiny, "trl", "grpo", *wait)
+    ours = statistics.median(run_training(tiny, "textrl", "grpo", *wait)["per_step_s"] for _ in range(reps))
+    theirs = statistics.median(run_training(tiny, "trl", "grpo", *wait)["per_step_s"] for _ in range(reps))
     overhead_ms = (r["fast_composed_s"] - r["fast_direct_s"]) * 1000
     return [
         Row("rewards: one compose() call of 3 waiting rewards vs the sum of the parts", r["waiting_composed_s"],
             sum(parts), "s", f"parts wait {', '.join(f'{p:.2f}' for p in parts)} s; slowest {max(parts):.2f} s"),
         Row("rewards: GRPO step with 3 rewards waiting 0.1 s each, TextRL compose vs TRL reward_funcs list",
-            ours["per_step_s"], theirs["per_step_s"], "s", "TRL calls plain functions one after another"),
+            ours, theirs, "s", f"median of {reps}; TRL calls plain functions one after another (it gathers async "
+            "ones; compose does that for plain functions)"),
         Row("rewards: compose() of 2 fast rewards vs calling both directly (64 completions)",
             r["fast_composed_s"] * 1e6, r["fast_direct_s"] * 1e6, "µs",
             f"overhead {overhead_ms:.2f} ms per call = {overhead_ms / step_ms:.1%} of a GRPO step here"),
@@ -100,7 +106,7 @@ def main() -> None:
         print("start-up", file=sys.stderr)
         rows += startup.rows(runs)
         print("reward composition", file=sys.stderr)
-        rows += composition(tiny, rows[0].ours)
+        rows += composition(tiny, rows[0].ours, reps)
         print("evaluation throughput", file=sys.stderr)
         rows += evaluation.rows(home)
         print("scaling", file=sys.stderr)

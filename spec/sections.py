@@ -155,7 +155,8 @@ class DistributedSection(Section):
     zero_stage: Literal[1, 2, 3] | None = None
     """DeepSpeed ZeRO stage; only with strategy deepspeed (None means 2)."""
     offload: Literal["none", "optimizer", "optimizer_and_parameters"] = "none"
-    """Offload optimizer state (and, with ZeRO-3 or FSDP, parameters) to CPU memory."""
+    """Offload optimizer state (and, with ZeRO-3 or FSDP, parameters) to CPU memory. With DeepSpeed, its CPU AdamW
+    then replaces `optim` (ZeRO-Offload refuses a torch optimizer)."""
     fsdp_version: Literal[1, 2] | None = None
     """FSDP version; only with strategy fsdp (None means 2)."""
 

@@ -30,11 +30,7 @@ def deepspeed_config(section: Any) -> dict[str, Any]:
             "stage3_param_persistence_threshold": "auto",
             "stage3_gather_16bit_weights_on_model_save": True,  # a checkpoint a single process can load
         }
-    if section.offload in ("optimizer", "optimizer_and_parameters"):
-        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
-    if section.offload == "optimizer_and_parameters":
-        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
-    return {
+    config: dict[str, Any] = {
         "train_batch_size": "auto",
         "train_micro_batch_size_per_gpu": "auto",
         "gradient_accumulation_steps": "auto",
@@ -43,6 +39,17 @@ def deepspeed_config(section: Any) -> dict[str, Any]:
         "fp16": {"enabled": "auto"},
         "zero_optimization": zero,
     }
+    if section.offload in ("optimizer", "optimizer_and_parameters"):
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+        # ZeRO-Offload refuses a torch optimizer (ZeRORuntimeException): DeepSpeed's CPU AdamW takes over, its
+        # hyperparameters filled by transformers from learning_rate, adam_beta1/2, adam_epsilon and weight_decay
+        config["optimizer"] = {
+            "type": "AdamW",
+            "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"},
+        }
+    if section.offload == "optimizer_and_parameters":
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+    return config
 
 
 def fsdp_config(section: Any, *, gradient_checkpointing: bool) -> dict[str, Any]:
@@ -133,6 +140,7 @@ def accelerate_config(
     if section is not None and strategy == "deepspeed":
         stage = section.zero_stage or DEEPSPEED_DEFAULT_STAGE
         return base | {
+            "mixed_precision": None,  # the DeepSpeed JSON decides ("auto"); accelerate refuses both being set
             "distributed_type": "DEEPSPEED",
             "deepspeed_config": {"deepspeed_config_file": deepspeed_file, "zero3_init_flag": stage == 3},
         }

@@ -4,6 +4,7 @@ was tested with. Reads package metadata only; torch is imported just to ask abou
 from __future__ import annotations
 
 import platform
+import re
 import warnings
 from importlib import metadata
 
@@ -25,13 +26,14 @@ def version(package: str) -> str | None:
 
 
 def _release(text: str) -> tuple[int, ...]:
+    """The leading numbers of a version: '1.16.0.dev0' -> (1, 16, 0), '1.16rc1' -> (1, 16)."""
     parts = []
     for piece in text.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit()) if piece else ""
-        if not digits:
+        digits = re.match(r"\d+", piece)
+        if digits is None:
             break
-        parts.append(int(digits))
-        if not piece.isdigit():  # 1.17rc1, 1.16.0.dev0: stop at the pre-release tag
+        parts.append(int(digits.group()))
+        if digits.group() != piece:  # 1.17rc1, 1.16.0.dev0: stop at the pre-release tag
             break
     return tuple(parts)
 

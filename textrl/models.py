@@ -168,6 +168,8 @@ def load_model(
     - `task="auto"` loads a sequence-classification head (one label) for classifier or encoder checkpoints,
       for use as a reward model; force it with `task="reward"`.
     - A tokenizer without a pad token gets its eos token as pad.
+    - DeepSpeed ZeRO-3: build the TRL config first (`textrl.trl_build.build_trl_config(cfg)`) and keep a reference
+      to it while loading, so that from_pretrained partitions the weights as they load (textrl-train does this).
     """
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 

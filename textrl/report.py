@@ -77,22 +77,23 @@ def _number(value: Any) -> TypeGuard[int | float]:
 
 
 def find_log_history(output_dir: str | os.PathLike[str]) -> Path:
-    """The file holding a run's log history: `log_history.json`, else the newest checkpoint's trainer_state.json."""
+    """The file holding a run's log history: `log_history.json` or the newest checkpoint's trainer_state.json,
+    whichever was written last."""
     folder = Path(output_dir)
     if not folder.is_dir():
         raise FileNotFoundError(
             f"{folder} is not a folder. Fix: pass the output_dir of a TextRL run (the folder holding its "
             "checkpoints and textrl_manifest.json)."
         )
-    if (folder / LOG_HISTORY).is_file():
-        return folder / LOG_HISTORY
     checkpoints = sorted(
         (int(m.group(1)), p / "trainer_state.json")
         for p in folder.iterdir()
         if (m := _CHECKPOINT.match(p.name)) and (p / "trainer_state.json").is_file()
     )
-    if checkpoints:
-        return checkpoints[-1][1]
+    candidates = [folder / LOG_HISTORY] if (folder / LOG_HISTORY).is_file() else []
+    candidates += [checkpoints[-1][1]] if checkpoints else []
+    if candidates:  # the newer one: a resumed run that was stopped again is newer than an older log_history.json
+        return max(candidates, key=lambda p: (p.stat().st_mtime, p.name == LOG_HISTORY))
     raise FileNotFoundError(
         f"{folder} holds no log history: looked for {LOG_HISTORY} (written when a run finishes) and "
         "checkpoint-N/trainer_state.json (written at each save). Fix: let the run finish, or save checkpoints "

@@ -178,12 +178,37 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=32, thread_name_prefix="textrl-reward")
 
 
+def is_async(reward: Any) -> bool:
+    """Whether calling `reward` returns a coroutine (decided as TRL's is_async_callable does)."""
+    while isinstance(reward, functools.partial):
+        reward = reward.func
+    return inspect.iscoroutinefunction(reward) or inspect.iscoroutinefunction(type(reward).__call__)
+
+
+def threadable(reward: Any) -> bool:
+    """A plain synchronous reward function that may run in a worker thread.
+
+    Not reward models, not async functions (TRL gathers those itself), and not TRL's own rewards: TRL's
+    accuracy_reward, for one, turns its parsing timeout off outside the main thread.
+    """
+    if isinstance(reward, str) or _is_model(reward) or is_async(reward):
+        return False
+    inner = reward
+    while hasattr(inner, "__wrapped__"):
+        inner = inner.__wrapped__
+    return not str(getattr(inner, "__module__", "") or "").startswith("trl.")
+
+
 class Composed:
     """Several rewards with weights. In a trainer each component is handed to TRL separately, so each is logged
     as its own metric (rewards/<name>/mean) and TRL sums them with the weights; called directly, it returns the
-    weighted sum."""
+    weighted sum. With `concurrent=True` (the default) the components run at the same time, plain functions in
+    threads: a step waits for the slowest reward, not the sum. Use `concurrent=False` for rewards that must stay
+    on the main thread (signal-based timeouts, objects that are not thread-safe)."""
 
-    def __init__(self, rewards: Sequence[Any], weights: Sequence[float] | None = None) -> None:
+    def __init__(
+        self, rewards: Sequence[Any], weights: Sequence[float] | None = None, *, concurrent: bool = True
+    ) -> None:
         if not rewards:
             raise RewardError("compose() needs at least one reward. Fix: pass reward functions.", reward="compose")
         if weights is not None and len(weights) != len(rewards):
@@ -193,6 +218,7 @@ class Composed:
             )
         self.components = [as_reward(r) for r in rewards]
         self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(rewards)
+        self.concurrent = concurrent
         self.__name__ = "+".join(getattr(r, "__name__", type(r).__name__) for r in self.components)
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
@@ -201,7 +227,12 @@ class Composed:
         def call(reward: Any) -> Any:
             return reward(prompts=prompts, completions=completions, **kwargs)
 
-        if any(inspect.iscoroutinefunction(r) for r in self.components):
+        if not self.concurrent:
+            outputs = [
+                asyncio.run(r(prompts=prompts, completions=completions, **kwargs)) if is_async(r) else call(r)
+                for r in self.components
+            ]
+        elif any(inspect.iscoroutinefunction(r) for r in self.components):
 
             async def gather() -> list[Any]:
                 async def one(reward: Any) -> Any:
@@ -222,9 +253,13 @@ class Composed:
         return total
 
 
-def compose(*rewards: Any, weights: Sequence[float] | None = None) -> Composed:
-    """Combine rewards with weights (default 1.0 each); each component is logged on its own."""
-    return Composed(rewards, weights)
+def compose(*rewards: Any, weights: Sequence[float] | None = None, concurrent: bool = True) -> Composed:
+    """Combine rewards with weights (default 1.0 each); each component is logged on its own.
+
+    The components run concurrently (plain functions in threads, also in training); `concurrent=False` runs them
+    one after another on the calling thread.
+    """
+    return Composed(rewards, weights, concurrent=concurrent)
 
 
 def length_penalty(target: int = 64, *, unit: str = "chars", name: str = "length_penalty") -> Any:
@@ -314,7 +349,7 @@ def skipping(reward: Any, skipped: dict[str, int]) -> Any:
             skipped[name] = skipped.get(name, 0) + 1
             print(f"textrl: skipping a batch for reward {name!r} (reward_errors=skip): {failed}", file=sys.stderr)
 
-    if inspect.iscoroutinefunction(reward):
+    if is_async(reward):
 
         async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
             try:

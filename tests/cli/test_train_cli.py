@@ -214,3 +214,40 @@ def test_readme_main_job(cli, tmp_path: Path) -> None:  # type: ignore[no-untype
     done = cli("textrl-train", "--config", "examples/quickstart.yaml", "--overwrite")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "mean reward: first 5 logged steps" in done.stdout
+
+
+DPO_BEST = """algo: dpo
+output_dir: out/dpo
+per_device_train_batch_size: 2
+per_device_eval_batch_size: 2
+max_length: 32
+learning_rate: 1e-3
+max_steps: 4
+logging_steps: 1
+save_steps: 2
+eval_strategy: steps
+eval_steps: 2
+metric_for_best_model: eval_loss
+gradient_checkpointing: false
+model: {name: "textrl:tiny"}
+dataset: {path: pairs.jsonl}
+eval_dataset: {path: pairs.jsonl}
+extra: {load_best_model_at_end: true}
+"""
+
+
+def test_two_processes_agree_on_the_best_checkpoint(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Checkpoints are staged, then renamed: every process (not only the one that renames) must end up naming the
+    real best checkpoint, or load_best_model_at_end leaves the other ranks on their last weights."""
+    rows = [{"prompt": f"Repeat: {w} ->", "chosen": f" {w}", "rejected": " no"} for w in ("sea", "sky", "sun", "sand")]
+    write(tmp_path / "pairs.jsonl", "".join(json.dumps(r) + "\n" for r in rows * 2))
+    write(tmp_path / "dpo.yaml", DPO_BEST)
+    wrote = cli("textrl-train", "--config", "dpo.yaml", "--write-accelerate-config", "acc.yaml", "--num-processes", "2")
+    assert wrote.returncode == 0, wrote.stderr
+    done = cli(str(BIN / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train",
+               "--config", "dpo.yaml")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Could not locate the best model" not in done.stderr, done.stderr[-3000:]
+    state = json.loads((tmp_path / "out/dpo/checkpoint-4/trainer_state.json").read_text())
+    assert Path(state["best_model_checkpoint"]).parent.name == "dpo", state["best_model_checkpoint"]
+    assert not (tmp_path / "out/dpo/.textrl-partial").exists()

@@ -119,6 +119,22 @@ def test_without_log_history_json_the_newest_checkpoint_is_read(grpo_run: Path, 
     _check_png(run / "report.png")
 
 
+def test_the_newer_of_log_history_and_checkpoint_is_read(grpo_run: Path, tmp_path: Path) -> None:
+    """A finished run (log_history.json) resumed and stopped again: its newer checkpoint is what gets drawn."""
+    import os
+
+    from textrl.report import find_log_history
+
+    run = tmp_path / "again"
+    (run / "checkpoint-4").mkdir(parents=True)
+    shutil.copy(grpo_run / "log_history.json", run)
+    shutil.copy(grpo_run / "checkpoint-4" / "trainer_state.json", run / "checkpoint-4")
+    os.utime(run / "log_history.json", (1_000_000, 1_000_000))
+    assert find_log_history(run) == run / "checkpoint-4" / "trainer_state.json"
+    os.utime(run / "checkpoint-4" / "trainer_state.json", (500_000, 500_000))
+    assert find_log_history(run) == run / "log_history.json"
+
+
 def test_folder_without_log_history_is_named(tmp_path: Path) -> None:
     (tmp_path / "checkpoint-3").mkdir()  # cut off mid-save: no trainer_state.json
     with pytest.raises(

@@ -150,6 +150,29 @@ def test_composed_rewards_run_concurrently_in_training(tiny: Path, tmp_path: Pat
     assert not barrier.broken
 
 
+def test_rewards_stay_on_the_main_thread_unless_composed_concurrently(tiny: Path, tmp_path: Path) -> None:
+    """A plain reward list, compose(..., concurrent=False), and TRL's own reward functions are called by TRL on
+    the main thread (signal-based timeouts, such as accuracy_reward's, work only there)."""
+    import threading
+
+    from trl.rewards import accuracy_reward
+
+    from textrl.rewards import compose, threadable
+
+    seen: list[bool] = []
+
+    def on_main(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        seen.append(threading.current_thread() is threading.main_thread())
+        return [1.0] * len(completions)
+
+    assert not threadable(reward_fn(accuracy_reward)) and threadable(reward_fn(on_main))
+    for reward in ([on_main, letters], compose(on_main, letters, concurrent=False)):
+        model, tok, _ = load_model(str(tiny), load_ref=False)
+        OnlineTrainer(model=model, tokenizer=tok, reward=reward, config=fast("grpo", tmp_path / str(len(seen))),
+                      train_dataset=from_list(rows_for(spec.BY_NAME["grpo"].data_format))).train()  # fmt: skip
+    assert seen and all(seen), seen
+
+
 def test_issue_example_shapes(tiny: Path, tmp_path: Path) -> None:
     """The seed example's call shapes, with the tiny model in place of a hub model."""
     from textrl import TextRLConfig

@@ -36,6 +36,10 @@ def test_deepspeed_dict(section: dict[str, object], stage: int, offload_optimize
     assert ("offload_optimizer" in zero) is offload_optimizer and ("offload_param" in zero) is offload_param
     if offload_optimizer:
         assert zero["offload_optimizer"] == {"device": "cpu", "pin_memory": True}
+    # ZeRO-Offload refuses a torch optimizer: DeepSpeed's own AdamW, its hyperparameters "auto" (from TRL's args)
+    assert ("optimizer" in ds) is offload_optimizer
+    if offload_optimizer:
+        assert ds["optimizer"] == {"type": "AdamW", "params": dict.fromkeys(("lr", "betas", "eps", "weight_decay"), "auto")}
     assert zero.get("stage3_gather_16bit_weights_on_model_save") is (True if stage == 3 else None)
     # batch sizes, accumulation, clipping and precision are left to transformers, which fills "auto" from TRL's args
     assert ds["train_micro_batch_size_per_gpu"] == ds["gradient_accumulation_steps"] == "auto"
@@ -69,6 +73,7 @@ def test_accelerate_config_per_strategy(tmp_path: Path) -> None:
     assert [p.name for p in written] == ["acc.yaml", "acc.deepspeed.json"]
     body = yaml.safe_load((tmp_path / "acc.yaml").read_text())
     assert body["distributed_type"] == "DEEPSPEED"
+    assert body["mixed_precision"] is None  # set in the DeepSpeed JSON; accelerate refuses it in both places
     assert body["deepspeed_config"] == {"deepspeed_config_file": str((tmp_path / "acc.deepspeed.json").resolve()),
                                         "zero3_init_flag": True}  # fmt: skip
     assert json.loads((tmp_path / "acc.deepspeed.json").read_text())["zero_optimization"]["stage"] == 3

@@ -17,12 +17,12 @@ BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("installed", ["1.16.0", "1.16.3", "1.16.0.dev0", "1.16.1rc2"])
+@pytest.mark.parametrize("installed", ["1.16.0", "1.16.3", "1.16.0.dev0", "1.16.1rc2", "1.16rc1"])
 def test_tested_trl_releases_pass(installed: str) -> None:
     assert trl_range_problem(installed) is None
 
 
-@pytest.mark.parametrize("installed", ["1.17.0", "1.15.2", "2.0.0rc1", "0.19.1", "1.17.0.dev0"])
+@pytest.mark.parametrize("installed", ["1.17.0", "1.15.2", "2.0.0rc1", "0.19.1", "1.17.0.dev0", "1.1rc6"])
 def test_other_trl_releases_are_named_with_the_fix(installed: str) -> None:
     problem = trl_range_problem(installed)
     assert problem is not None

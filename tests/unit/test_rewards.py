@@ -164,6 +164,19 @@ def test_sync_rewards_run_concurrently_and_errors_propagate() -> None:
         call(compose(make_plain(1.0), broken))
 
 
+def test_compose_not_concurrent_stays_on_the_calling_thread() -> None:
+    import threading
+
+    where: list[str] = []
+
+    def record(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        where.append(threading.current_thread().name)
+        return [1.0] * len(completions)
+
+    assert call(compose(record, make_plain(2.0), record, concurrent=False)) == [4.0, 4.0]
+    assert where == [threading.current_thread().name] * 2
+
+
 def make_plain(value: float) -> Any:
     def plain(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
         return [value] * len(completions)

@@ -87,9 +87,10 @@ def last_checkpoint(output_dir: Path) -> Path | None:
     """
     if not output_dir.is_dir():
         return None
-    from ..trainers.atomic import discard_partial  # not at import time: --help stays free of pydantic
+    if os.environ.get("RANK", "0") == "0":  # one process of a multi-GPU launch cleans up
+        from ..trainers.atomic import discard_partial  # not at import time: --help stays free of pydantic
 
-    discard_partial(output_dir, prog="textrl-train")
+        discard_partial(output_dir, prog="textrl-train")
     found = sorted(
         (int(m.group(1)), p) for p in output_dir.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))
     )
@@ -206,7 +207,9 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     peft = model_section.peft.model_dump() if model_section.peft else None
     from ..trl_build import build_trl_config
 
-    build_trl_config(cfg)  # extra names, precision and distributed settings fail here, before a model loads
+    # extra names, precision and distributed settings fail here, before a model loads. The object is kept until
+    # the trainer exists: with DeepSpeed ZeRO-3 it is what makes from_pretrained partition the weights as they load.
+    _trl_args = build_trl_config(cfg)
     mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
     model, tokenizer, ref = load_model(
         model_section.name,

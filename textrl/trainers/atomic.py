@@ -33,7 +33,7 @@ def discard_partial(output_dir: str | os.PathLike[str], *, prog: str = "textrl")
             "the checkpoints beside it are complete",
             file=sys.stderr,
         )
-    shutil.rmtree(staging)
+    shutil.rmtree(staging, ignore_errors=True)  # several ranks of a resumed run may clean up at once
     return names
 
 
@@ -63,16 +63,28 @@ class AtomicCheckpoints:
         trainer: Any = self
         run_dir = self._get_output_dir(trial)
         name = f"checkpoint-{trainer.state.global_step}"
-        staged, final = os.path.join(run_dir, STAGING, name), os.path.join(run_dir, name)
+        staging_root = os.path.join(run_dir, STAGING)
+        staged, final = os.path.join(staging_root, name), os.path.join(run_dir, name)
         self._textrl_staging = True
         try:
             super()._save_checkpoint(model, trial)  # type: ignore[misc]
         finally:
             self._textrl_staging = False
+        # transformers may have pointed best_model_checkpoint at the staged folder, on every rank
+        best = trainer.state.best_model_checkpoint
+        if best and best.startswith(staging_root):
+            trainer.state.best_model_checkpoint = os.path.join(run_dir, os.path.basename(best))
         trainer.accelerator.wait_for_everyone()  # every rank has written its RNG state into `staged`
-        if trainer.args.should_save:
+        if trainer.args.should_save and os.path.isdir(staged):
             self._publish(staged, final, run_dir)
         trainer.accelerator.wait_for_everyone()
+        if trainer.args.push_to_hub:
+            super()._push_from_checkpoint(final)  # type: ignore[misc]
+
+    def _push_from_checkpoint(self, checkpoint_folder: str) -> None:
+        """While staging, pushing waits: the folder is renamed right after (pushed from its final place)."""
+        if not self._textrl_staging:
+            super()._push_from_checkpoint(checkpoint_folder)  # type: ignore[misc]
 
     def _publish(self, staged: str, final: str, run_dir: str) -> None:
         from transformers.trainer_utils import rotate_checkpoints
@@ -80,9 +92,7 @@ class AtomicCheckpoints:
         trainer: Any = self
         state = trainer.state
         staging_root = os.path.join(run_dir, STAGING)
-        if state.best_model_checkpoint and state.best_model_checkpoint.startswith(staging_root):
-            state.best_model_checkpoint = os.path.join(run_dir, os.path.basename(state.best_model_checkpoint))
-            state.save_to_json(os.path.join(staged, "trainer_state.json"))
+        state.save_to_json(os.path.join(staged, "trainer_state.json"))  # with the final best_model_checkpoint
         if os.path.isdir(final):  # the same step saved twice: keep the old one until the new one is in place
             old = os.path.join(staging_root, os.path.basename(final) + ".old")
             os.replace(final, old)

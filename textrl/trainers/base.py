@@ -152,7 +152,7 @@ class TextRLTrainer:
         """
         target = Path(output_dir or self.config.output_dir)  # type: ignore[attr-defined]
         staging = target / STAGING / "model"
-        self.trl_trainer.save_model(str(staging))
+        self.trl_trainer.save_model(str(staging), _internal_call=True)  # no hub push of the staging folder
         accelerator = self.trl_trainer.accelerator
         accelerator.wait_for_everyone()
         if accelerator.is_main_process:
@@ -162,3 +162,5 @@ class TextRLTrainer:
                 os.replace(item, target / item.name)
             shutil.rmtree(target / STAGING)
         accelerator.wait_for_everyone()
+        if self.trl_trainer.args.push_to_hub:
+            self.trl_trainer.push_to_hub(commit_message="Model save", revision=self.trl_trainer.args.hub_revision)

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem
-from ..rewards import Composed, _is_model, as_reward, in_thread, skipping
+from ..rewards import Composed, _is_model, as_reward, in_thread, is_async, skipping, threadable
 from ..spec import Family
 from .base import TextRLTrainer
-
-
-def is_async(reward: Any) -> bool:
-    """Whether calling `reward` returns a coroutine (as TRL's is_async_callable decides it)."""
-    while isinstance(reward, functools.partial):
-        reward = reward.func
-    return inspect.iscoroutinefunction(reward) or inspect.iscoroutinefunction(type(reward).__call__)
-
-
-def _runs_in_line(reward: Any) -> bool:
-    """A synchronous reward function, which TRL would call one after another with the others."""
-    return not isinstance(reward, str) and not _is_model(reward) and not is_async(reward)
 
 
 def _model_id(model: Any) -> str | None:
@@ -29,15 +15,19 @@ def _model_id(model: Any) -> str | None:
     return getattr(config, "_name_or_path", None)
 
 
-def _flatten(reward: Any) -> tuple[list[Any], list[float] | None]:
-    """TRL's reward_funcs list and weights (None when no composition set them)."""
+def _flatten(reward: Any) -> tuple[list[Any], list[float] | None, set[int]]:
+    """TRL's reward_funcs list, weights (None when no composition set them), and the indices of the components of
+    a concurrent compose(...) that may run in threads."""
     items = list(reward) if isinstance(reward, list | tuple) else [reward]
     funcs: list[Any] = []
     weights: list[float] = []
+    threaded: set[int] = set()
     composed = False
     for item in items:
         if isinstance(item, Composed):
             composed = True
+            if item.concurrent:
+                threaded |= {len(funcs) + i for i, c in enumerate(item.components) if threadable(c)}
             funcs += item.components
             weights += item.weights
         elif item is None:
@@ -55,7 +45,7 @@ def _flatten(reward: Any) -> tuple[list[Any], list[float] | None]:
                     )
                 ]
             )
-    return funcs, (weights if composed else None)
+    return funcs, (weights if composed else None), threaded
 
 
 class OnlineTrainer(TextRLTrainer):
@@ -85,7 +75,7 @@ class OnlineTrainer(TextRLTrainer):
                     )
                 ]
             )
-        self.reward_funcs, self._weights = _flatten(reward)
+        self.reward_funcs, self._weights, self._threaded = _flatten(reward)
         self.skipped: dict[str, int] = {}
         """Batches skipped per reward under reward_errors='skip'."""
         super().__init__(model=model, **kwargs)
@@ -115,7 +105,6 @@ class OnlineTrainer(TextRLTrainer):
         funcs = self.reward_funcs
         if getattr(self.config, "reward_errors", "raise") == "skip":
             funcs = [f if isinstance(f, str) or _is_model(f) else skipping(f, self.skipped) for f in funcs]
-        synchronous = [i for i, f in enumerate(funcs) if _runs_in_line(f)]
-        if len(synchronous) + sum(map(is_async, funcs)) > 1:  # several rewards: let their waits overlap
-            funcs = [in_thread(f) if i in synchronous else f for i, f in enumerate(funcs)]
+        if self._threaded and len(self._threaded) + sum(map(is_async, funcs)) > 1:  # let their waits overlap
+            funcs = [in_thread(f) if i in self._threaded else f for i, f in enumerate(funcs)]
         return {"reward_funcs": funcs}
