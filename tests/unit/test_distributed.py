@@ -39,7 +39,10 @@ def test_deepspeed_dict(section: dict[str, object], stage: int, offload_optimize
     # ZeRO-Offload refuses a torch optimizer: DeepSpeed's own AdamW, its hyperparameters "auto" (from TRL's args)
     assert ("optimizer" in ds) is offload_optimizer
     if offload_optimizer:
-        assert ds["optimizer"] == {"type": "AdamW", "params": dict.fromkeys(("lr", "betas", "eps", "weight_decay"), "auto")}
+        assert ds["optimizer"] == {
+            "type": "AdamW",
+            "params": dict.fromkeys(("lr", "betas", "eps", "weight_decay"), "auto"),
+        }
     assert zero.get("stage3_gather_16bit_weights_on_model_save") is (True if stage == 3 else None)
     # batch sizes, accumulation, clipping and precision are left to transformers, which fills "auto" from TRL's args
     assert ds["train_micro_batch_size_per_gpu"] == ds["gradient_accumulation_steps"] == "auto"
