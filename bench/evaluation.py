@@ -27,7 +27,7 @@ def completions_per_second(home: str, *args: str) -> float:
     return int(match.group(1)) / float(match.group(2))
 
 
-def rows(home: str, prompts: int = 32) -> list[Row]:
+def rows(home: str, prompts: int = 64) -> list[Row]:
     limit = ["--limit", str(prompts)]
     batched = completions_per_second(home, *limit, "--batch-size", "16")
     single = completions_per_second(home, *limit, "--batch-size", "1")

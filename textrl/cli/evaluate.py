@@ -151,7 +151,7 @@ def eval_main(argv: list[str] | None = None) -> int:
         print(f"textrl-eval: {exc}", file=sys.stderr)
         return 2
     print(
-        f"{len(texts)} completions ({len(prompts)} prompts x {args.num_generations}) generated in {seconds:.2f} s: "
+        f"{len(texts)} completions ({len(prompts)} prompts x {args.num_generations}) generated in {seconds:.3f} s: "
         f"{len(texts) / seconds:.1f} completions/s at batch size {args.batch_size}"
     )
     print(summarize(scores))
