@@ -261,11 +261,8 @@ REF_SYNC_NOT_PRECOMPUTED = Rule(
 def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
     distributed, model = cfg.get("distributed"), cfg.get("model")
     quantization = getattr(model, "quantization", None)
-    if (
-        getattr(distributed, "strategy", None) == "deepspeed"
-        and getattr(distributed, "zero_stage", None) == 3
-        and (quantization)
-    ):
+    zero3 = getattr(distributed, "strategy", None) == "deepspeed" and getattr(distributed, "zero_stage", None) == 3
+    if zero3 and quantization:
         return (
             f"distributed.zero_stage=3 with model.quantization={quantization!r}: ZeRO-3 partitions every parameter "
             f"across the processes, and bitsandbytes {quantization} weights cannot be partitioned that way. Fix: use "

@@ -219,3 +219,21 @@ def load_model(
         ref = auto.from_pretrained(name_or_path, **kwargs).eval()
         ref.requires_grad_(False)
     return model, tokenizer, ref
+
+
+def load_section(
+    section: Any, *, load_ref: bool = True, task: Task = "auto", torch_dtype: str | None = None
+) -> tuple[Any, Any, Any]:
+    """`load_model` for a config's `model:` section (name, peft, quantization, dtype, attention, revision, remote
+    code), as textrl-train loads it; `torch_dtype` applies when the section sets none."""
+    return load_model(
+        section.name,
+        peft=section.peft.model_dump() if section.peft else None,
+        quantization=section.quantization,
+        torch_dtype=section.torch_dtype or torch_dtype,
+        attn_implementation=section.attn_implementation,
+        load_ref=load_ref,
+        task=task,
+        revision=section.revision,
+        trust_remote_code=section.trust_remote_code,
+    )

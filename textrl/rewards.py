@@ -228,17 +228,12 @@ class Composed:
             return reward(prompts=prompts, completions=completions, **kwargs)
 
         if not self.concurrent:
-            outputs = [
-                asyncio.run(r(prompts=prompts, completions=completions, **kwargs)) if is_async(r) else call(r)
-                for r in self.components
-            ]
-        elif any(inspect.iscoroutinefunction(r) for r in self.components):
+            outputs = [asyncio.run(call(r)) if is_async(r) else call(r) for r in self.components]
+        elif any(map(is_async, self.components)):
 
             async def gather() -> list[Any]:
                 async def one(reward: Any) -> Any:
-                    if inspect.iscoroutinefunction(reward):
-                        return await reward(prompts=prompts, completions=completions, **kwargs)
-                    return await asyncio.to_thread(call, reward)
+                    return await (call(reward) if is_async(reward) else asyncio.to_thread(call, reward))
 
                 return await asyncio.gather(*(one(r) for r in self.components))
 

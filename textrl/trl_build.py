@@ -6,6 +6,8 @@ import dataclasses
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .distributed import check_engines, trl_arguments
+from .env import warn_if_untested_trl
 from .errors import ConfigError, Problem
 from .validation_errors import closest
 
@@ -18,9 +20,6 @@ def build_trl_config(cfg: TextRLConfig) -> Any:
 
     Warns (UntestedTRLWarning) when the installed TRL is outside the range this release was tested with.
     """
-    from .distributed import check_engines
-    from .env import warn_if_untested_trl
-
     check_engines(cfg)  # DeepSpeed / vLLM missing: named here, before TRL or a model is loaded
     warn_if_untested_trl()
     module = importlib.import_module(f"textrl.generated.trl_builders.{cfg.algo}")
@@ -67,13 +66,6 @@ def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
     return None if value is None else tuple(value)
 
 
-def distributed_kwargs(cfg: TextRLConfig) -> dict[str, Any]:
-    """TRL arguments for the `distributed:` section (a DeepSpeed dict, FSDP options); {} for ddp."""
-    from .distributed import trl_arguments
-
-    return trl_arguments(cfg)
-
-
 def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig) -> Any:
     """Merge spec values, fixed values and `extra`, check `extra` against the TRL class, and build it."""
     trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
@@ -102,7 +94,7 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
             )
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
-    kwargs = {**values, **fixed, **distributed_kwargs(cfg), **extra}
+    kwargs = {**values, **fixed, **trl_arguments(cfg), **extra}
     if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
     if "use_cpu" not in kwargs and not has_accelerator():

@@ -47,17 +47,3 @@ def test_folder_without_history_exits_2(cli, tmp_path: Path) -> None:  # type: i
     done = cli(sys.executable, "-m", "textrl.cli", "report", "nowhere")
     assert done.returncode == 2
     assert done.stderr.startswith("textrl-report: nowhere is not a folder. Fix:"), done.stderr
-
-
-def test_help_and_import_stay_light() -> None:
-    """`import textrl`, `import textrl.cli` and `textrl-report --help` load neither matplotlib nor torch."""
-    import subprocess
-
-    code = (
-        "import sys\nimport textrl, textrl.cli, textrl.report\n"
-        "try:\n    textrl.cli.report_main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('matplotlib', 'torch', 'trl', 'transformers') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "usage: textrl-report [-h] [--output PATH_PREFIX] OUTPUT_DIR [OTHER_DIR ...]" in done.stdout, done.stdout
-    assert done.stdout.strip().endswith("[]"), done.stdout

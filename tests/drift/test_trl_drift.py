@@ -280,7 +280,7 @@ def test_builder_forwards_non_default_values(algo, tmp_path, monkeypatch):
     TextRL's is-it-installed check is switched off here: TRL's config classes build without them, and what is
     checked is that the values arrive (the check itself is tested in tests/integration/test_trl_build.py).
     """
-    monkeypatch.setattr("textrl.distributed.check_engines", lambda cfg: None)
+    monkeypatch.setattr("textrl.trl_build.check_engines", lambda cfg: None)
     problems = []
     for opt in forwarded(algo):
         if opt.name in SKIPPED:

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 
-from textrl import OnlineTrainer, PreferenceTrainer, load_model, reward_fn, spec
+from textrl import OnlineTrainer, PreferenceTrainer, spec
 from textrl.data import from_list
+from textrl.models import load_section
 
-from ..integration.conftest import fast, rows_for
+from ..integration.conftest import fast, letters, rows_for
 from .conftest import GpuRun
 
 pytestmark = [
@@ -35,12 +36,6 @@ pytestmark = [
 
 NO_BITSANDBYTES = "bitsandbytes is not installed: pip install -e '.[quant]'"
 NO_VLLM = "vLLM is not installed: pip install -e '.[vllm]' (TRL 1.16 supports vllm 0.22-0.31)"
-
-
-@reward_fn
-def letters(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
-    """Fraction of completion characters that are lowercase letters."""
-    return [sum(ch.islower() for ch in c) / max(len(c), 1) for c in completions]
 
 
 def _trainable(model: Any) -> dict[str, Any]:
@@ -77,21 +72,12 @@ def _count_calls(target: Any, *names: str) -> dict[str, int]:
     return calls
 
 
-def _load(cfg: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
-    """Load the model the way `textrl-train` does from the config's model section."""
-    section = cfg.model
-    peft = section.peft.model_dump() if section.peft else None
-    return load_model(
-        section.name, peft=peft, quantization=section.quantization, torch_dtype=section.torch_dtype, **kwargs
-    )
-
-
 def _dpo(tiny: Path, out: Path, run: GpuRun, *, quantization: str, steps: int) -> tuple[Any, Any]:
     """LoRA DPO over base weights quantized by bitsandbytes; returns (model, trainer) after training."""
     model_section = {"name": str(tiny), "peft": {"type": "lora", "r": 8}, "quantization": quantization,
                      "torch_dtype": "bfloat16"}  # fmt: skip
     cfg = fast("dpo", out, max_steps=steps, bf16=True, model=model_section)
-    model, tok, ref = _load(cfg)
+    model, tok, ref = load_section(cfg.model)
     assert ref is None, "with LoRA the reference is the adapter switched off, never a second model"
     trainable = _trainable(model)
     assert trainable and all("lora_" in n for n in trainable), sorted(trainable)
@@ -134,7 +120,7 @@ def test_lora_grpo_in_bf16(tiny: Path, tmp_path: Path, gpu_run: GpuRun) -> None:
 
     cfg = fast("grpo", tmp_path / "run", max_steps=5, bf16=True,
                model={"name": str(tiny), "peft": {"type": "lora", "r": 8}, "torch_dtype": "bfloat16"})  # fmt: skip
-    model, tok, _ = _load(cfg)
+    model, tok, _ = load_section(cfg.model)
     frozen = {p.dtype for p in model.parameters() if not p.requires_grad}
     assert frozen == {torch.bfloat16}, f"base weights should load in bf16, got {frozen}"
     trainable = _trainable(model)
@@ -178,7 +164,7 @@ def test_vllm_colocate_grpo_steps(tiny: Path, tmp_path: Path, gpu_run: GpuRun, r
     vllm = vllm_config(mode="colocate", gpu_memory_utilization=0.2, max_model_length=256)
     cfg = fast("grpo", tmp_path / "run", max_steps=2, bf16=True, model={"name": str(tiny), "torch_dtype": "bfloat16"},
                **vllm)  # fmt: skip
-    model, tok, _ = _load(cfg, load_ref=False)
+    model, tok, _ = load_section(cfg.model, load_ref=False)
     before = _trainable(model)
     trainer = OnlineTrainer(model=model, tokenizer=tok, reward=letters, config=cfg,
                             train_dataset=from_list(rows_for(spec.BY_NAME["grpo"].data_format, n=8)))  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from textrl import spec
+from textrl.rewards import reward_fn
 
 PROMPTS = ["Write a short poem.", "Explain gradient descent.", "What is two plus two?", "Repeat the word: sea ->"]
 WORDS = ["apple", "river", "sea", "dog", "tree", "stone", "cloud", "fire"]
@@ -28,6 +29,12 @@ def rows_for(data_format: spec.DataFormat, n: int = 16) -> list[dict[str, Any]]:
          "rejected": f" {WORDS[(i + 3) % 8]}" if prompt else f"Repeat the word: {w} -> {WORDS[(i + 3) % 8]}"}
         for i, w in enumerate(WORDS[i % 8] for i in range(n))
     ]  # fmt: skip
+
+
+@reward_fn
+def letters(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+    """Fraction of completion characters that are lowercase letters: the integration tests' plain reward."""
+    return [sum(ch.islower() for ch in c) / max(len(c), 1) for c in completions]
 
 
 @pytest.fixture(scope="session", autouse=True)

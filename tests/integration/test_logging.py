@@ -7,17 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from textrl import OnlineTrainer, load_model, reward_fn, spec
+from textrl import OnlineTrainer, load_model, spec
 from textrl.data import from_list
 
-from .conftest import fast, rows_for
+from .conftest import fast, letters, rows_for
 
 pytestmark = pytest.mark.slow
-
-
-@reward_fn
-def letters(prompts: list[str], completions: list[str], **_: object) -> list[float]:
-    return [sum(ch.isalpha() for ch in c) / max(len(c), 1) for c in completions]
 
 
 def test_tensorboard_event_file_is_written_where_the_manifest_says(tiny: Path, tmp_path: Path) -> None:

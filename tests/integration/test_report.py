@@ -7,23 +7,16 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from textrl import OnlineTrainer, PreferenceTrainer, load_model, reward_fn, spec
+from textrl import OnlineTrainer, PreferenceTrainer, load_model, spec
 from textrl.data import from_list
 from textrl.report import write_report
 
-from .conftest import fast, rows_for
+from .conftest import fast, letters, rows_for
 
 pytestmark = pytest.mark.slow
-
-
-@reward_fn
-def letters(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
-    """Fraction of completion characters that are lowercase letters."""
-    return [sum(ch.islower() for ch in c) / max(len(c), 1) for c in completions]
 
 
 def _grpo(tiny: Path, out: Path) -> OnlineTrainer:

@@ -13,7 +13,7 @@ import pytest
 from textrl import ConfigError, OnlineTrainer, PreferenceTrainer, RewardModelTrainer, load_model, reward_fn, spec
 from textrl.data import from_list
 
-from .conftest import fast, rows_for
+from .conftest import fast, letters, rows_for
 
 pytestmark = pytest.mark.slow
 
@@ -29,12 +29,6 @@ TRAINERS = {
     spec.Family.BINARY: PreferenceTrainer,
     spec.Family.REWARD_MODEL: RewardModelTrainer,
 }
-
-
-@reward_fn
-def letters(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
-    """Fraction of completion characters that are lowercase letters."""
-    return [sum(ch.islower() for ch in c) / max(len(c), 1) for c in completions]
 
 
 def _snapshot(model: Any) -> dict[str, Any]:

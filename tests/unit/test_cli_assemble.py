@@ -184,3 +184,18 @@ def test_dry_run_names_a_missing_engine_and_shows_what_trl_gets(
         'distributed: TRL gets fsdp_config={"version": 2, "auto_wrap_policy": "TRANSFORMER_BASED_WRAP", "cpu_offload": true'
         in out
     )
+
+
+def test_write_accelerate_config_checks_the_process_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--num-processes must be 1 or more; a good count writes the file and checks batches for that world size."""
+    monkeypatch.setenv("WORLD_SIZE", "1")  # train_main sets it for the run it plans; monkeypatch restores it
+    config = yaml_file(tmp_path, f"algo: dpo\noutput_dir: {tmp_path / 'out'}\nmodel: {{name: textrl:tiny}}\n")
+    target = tmp_path / "acc.yaml"
+    assert train_main(["--config", str(config), "--write-accelerate-config", str(target), "--num-processes", "0"]) == 2
+    assert "--num-processes: got 0; allowed: 1 or more. Fix: use >= 1." in capsys.readouterr().err
+    assert not target.exists()
+    assert train_main(["--config", str(config), "--write-accelerate-config", str(target), "--num-processes", "3"]) == 0
+    assert "launch with: accelerate launch --config_file" in capsys.readouterr().out
+    assert "num_processes: 3" in target.read_text()

@@ -45,6 +45,15 @@ def test_an_untested_trl_warns(monkeypatch: pytest.MonkeyPatch) -> None:
         warn_if_untested_trl()
 
 
+def test_missing_trl_is_named_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    import textrl.env
+
+    monkeypatch.setattr(textrl.env, "version", lambda package: None if package == "trl" else "1.0.0")
+    assert trl_range_problem() == (
+        "TRL is not installed; TextRL 1.0.0 needs trl>=1.16,<1.17. Fix: pip install 'trl>=1.16,<1.17'."
+    )
+
+
 def test_env_prints_the_version_set() -> None:
     done = subprocess.run([str(BIN / "textrl-train"), "--env"], capture_output=True, text=True, check=True)
     lines = dict(line.split(None, 1) for line in done.stdout.splitlines() if not line.startswith("trl check"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from textrl import spec
 
 HEAVY = ("torch", "transformers", "trl", "datasets", "peft", "accelerate")
@@ -32,13 +34,21 @@ def test_config_validation_never_imports_torch_or_trl() -> None:
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
-def test_help_does_not_import_torch() -> None:
-    """--help needs only argparse and the generated flag table (0.07 s here): no torch, and not even pydantic."""
+@pytest.mark.parametrize(
+    ("main", "shown"),
+    [
+        ("train_main", "--learning-rate FLOAT"),
+        ("report_main", "usage: textrl-report [-h] [--output PATH_PREFIX] OUTPUT_DIR [OTHER_DIR ...]"),
+    ],
+)
+def test_help_does_not_import_torch(main: str, shown: str) -> None:
+    """--help needs only argparse and the generated flag table (0.07 s here): no torch, not even pydantic; and
+    importing textrl.report loads no matplotlib (it is imported when a report is drawn)."""
     code = (
-        "import sys\nimport textrl.cli as cli\n"
-        "try:\n    cli.train_main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "import sys\nimport textrl.cli as cli, textrl.report\n"
+        f"try:\n    cli.{main}(['--help'])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('torch', 'trl', 'transformers', 'pydantic', 'matplotlib') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().endswith("[]"), done.stdout
-    assert "--learning-rate FLOAT" in done.stdout
+    assert shown in done.stdout

@@ -7,11 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..distributed import check_engines
+from ..distributed import check_engines, trl_arguments
 from ..errors import ConfigError, Problem
 from ..rewards import as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family
-from ..trl_build import distributed_kwargs
 from .assemble import Assembled
 from .evaluate import as_completion
 from .train import _require, check_output_dir, check_overwrite
@@ -130,7 +129,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
     check_engines(cfg)  # DeepSpeed / vLLM installed: the same check a run makes, importing neither
-    for name, value in distributed_kwargs(cfg).items():
+    for name, value in trl_arguments(cfg).items():
         print(f"distributed: TRL gets {name}={json.dumps(value)}")
     if cfg.extra:  # type: ignore[attr-defined]
         print(

@@ -186,8 +186,9 @@ def _require(run: Assembled, key: str) -> Any:
 
 
 def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
-    from .. import OnlineTrainer, PreferenceTrainer, RewardModelTrainer, load_model
+    from .. import OnlineTrainer, PreferenceTrainer, RewardModelTrainer
     from ..data import from_section
+    from ..models import load_section
     from ..reward_refs import reward_from_section
     from ..spec import Family
 
@@ -204,21 +205,15 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     eval_section = getattr(cfg, "eval_dataset", None)
     evaluation = from_section(eval_section, run.base_dir) if eval_section is not None else None
     reward = reward_from_section(_require(run, "reward"), run.base_dir) if family is Family.ONLINE else None
-    peft = model_section.peft.model_dump() if model_section.peft else None
     from ..trl_build import build_trl_config
 
     # extra names, precision and distributed settings fail here, before a model loads. The object is kept until
     # the trainer exists: with DeepSpeed ZeRO-3 it is what makes from_pretrained partition the weights as they load.
     _trl_args = build_trl_config(cfg)
     mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
-    model, tokenizer, ref = load_model(
-        model_section.name,
-        peft=peft,
-        quantization=model_section.quantization,
-        torch_dtype=model_section.torch_dtype or ("float32" if mixed else None),
-        attn_implementation=model_section.attn_implementation,
-        revision=model_section.revision,
-        trust_remote_code=model_section.trust_remote_code,
+    model, tokenizer, ref = load_section(
+        model_section,
+        torch_dtype="float32" if mixed else None,
         load_ref=family in (Family.PAIRWISE, Family.BINARY),
         task="reward" if family is Family.REWARD_MODEL else "causal-lm",
     )
