@@ -11,7 +11,9 @@ from .choices import DistributedStrategy, Quantization, TorchDtype
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )  # NaN and infinity are never meant: reward.weights [.nan, 1] would silently drop a reward
 
 
 class PeftSection(Section):

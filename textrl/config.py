@@ -74,7 +74,12 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
     """
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, validate_assignment=True, validate_default=False, use_attribute_docstrings=True
+        extra="forbid",
+        strict=True,
+        validate_assignment=True,
+        validate_default=False,
+        use_attribute_docstrings=True,
+        allow_inf_nan=False,  # a NaN weight or an infinite rate is never meant; TRL would train on it silently
     )
 
     __algorithm__: ClassVar[str] = ""

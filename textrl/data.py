@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -89,28 +90,67 @@ def from_jsonl(path: str | Path) -> Any:
 PROGRESS_BYTES = 1 << 20  # files from this size on show a progress bar while they are read
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(key)
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads keeps the last of two equal keys silently; a row with two `prompt`s is a broken row."""
+    row: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in row:
+            raise _DuplicateKey(key)
+        row[key] = value
+    return row
+
+
+def _decode(raw: bytes, path: Path, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); TextRL and "
+            "datasets read data files as UTF-8. Fix: convert the file, e.g. iconv -f latin1 -t utf-8.",
+            row=number,
+        ) from None
+
+
 def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
     rows = []
     size = path.stat().st_size
     with (
-        path.open(encoding="utf-8") as handle,
+        path.open("rb") as handle,
         tqdm(
             total=size, desc=f"reading {path.name}", unit="B", unit_scale=True, disable=size < PROGRESS_BYTES
         ) as progress,
     ):
-        for number, line in enumerate(handle, start=1):
-            progress.update(len(line.encode("utf-8")))
+        for number, raw in enumerate(handle, start=1):
+            progress.update(len(raw))
+            line = _decode(raw, path, number).removeprefix("\ufeff") if number == 1 else _decode(raw, path, number)
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(line, object_pairs_hook=_object_without_duplicates)
             except json.JSONDecodeError as exc:
                 raise DataError(
                     f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}). "
                     "Fix: correct or remove that line.",
                     row=number,
+                ) from None
+            except _DuplicateKey as exc:
+                raise DataError(
+                    f"{path}:{number}: key {exc.key!r} appears twice in one object; JSON readers silently keep the "
+                    "last. Fix: keep one.",
+                    column=exc.key,
+                    row=number,
+                ) from None
+            except RecursionError:
+                raise DataError(
+                    f"{path}:{number}: nested too deeply to read. Fix: flatten that row.", row=number
                 ) from None
             if not isinstance(row, dict):
                 raise DataError(
@@ -123,6 +163,63 @@ def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
         raise DataError(f"{path}: no rows. Fix: add at least one JSON object per line.")
     _same_layout(rows, str(path))
     return rows
+
+
+def _first_bad_utf8(path: Path) -> DataError | None:
+    """The first line of `path` that is not UTF-8, as the error to raise; None when the file decodes."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 24):
+                decoder.decode(chunk)
+            decoder.decode(b"", final=True)
+        return None
+    except UnicodeDecodeError:
+        pass  # find the line
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                _decode(raw, path, number)
+            except DataError as error:
+                return error
+    return None
+
+
+def _load_local(path: Path, kind: str, split: str, **kwargs: Any) -> Any:
+    """A local data file through datasets; its reader's failures become DataErrors naming the file (and line)."""
+    from datasets import load_dataset
+
+    if kind == "json":  # Arrow's JSON reader keeps invalid UTF-8 and fails only when a row is read
+        bad = _first_bad_utf8(path)
+        if bad is not None:
+            raise bad
+    try:
+        return load_dataset(kind, data_files={"train": str(path)}, split=split, **kwargs)
+    except Exception as exc:
+        causes: list[BaseException] = [exc]
+        while causes[-1].__cause__ is not None or causes[-1].__context__ is not None:
+            nxt = causes[-1].__cause__ or causes[-1].__context__
+            if nxt is None or nxt in causes:
+                break
+            causes.append(nxt)
+        if any(isinstance(c, UnicodeDecodeError) for c in causes):
+            bad = _first_bad_utf8(path)
+            if bad is not None:
+                raise bad from None
+        reader = next((c for c in causes if type(c).__name__ == "ParserError"), None)
+        if reader is not None:
+            quote = " (a quote that is never closed)" if "EOF inside string" in str(reader) else ""
+            raise DataError(
+                f'{path}: the CSV reader stopped: {reader}{quote}. Fix: close or double the quote ("" inside a '
+                "quoted field), or correct that row.",
+            ) from None
+        if type(exc).__name__ in ("DatasetGenerationError", "ArrowInvalid", "JSONDecodeError", "ValueError"):
+            root = causes[-1]
+            raise DataError(
+                f"{path}: could not be read as {kind}: {type(root).__name__}: {root}. Fix: check the file's format "
+                f"(one {'row per line' if kind != 'parquet' else 'table'}).",
+            ) from None
+        raise
 
 
 class Rows:
@@ -154,8 +251,6 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
 
     `split` takes slicing such as `train[:1%]`. Extra keyword arguments go to `datasets.load_dataset`.
     """
-    from datasets import load_dataset
-
     local = Path(name)
     if local.is_file():
         kind = _FILE_TYPES.get(local.suffix.lower())
@@ -163,7 +258,9 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
             raise DataError(
                 f"{name}: unknown file type {local.suffix!r}; allowed: {', '.join(_FILE_TYPES)}. Fix: convert the file."
             )
-        return load_dataset(kind, data_files={"train": str(local)}, split=split, **kwargs)
+        return _load_local(local, kind, split, **kwargs)
+    from datasets import load_dataset
+
     return load_dataset(name, subset, split=split, **kwargs)
 
 

@@ -137,14 +137,22 @@ TINY = "textrl:tiny"
 TINY_REWARD = "textrl:tiny-reward"
 
 
+def builtin_path(name: str) -> Path | None:
+    """Where `textrl:tiny` / `textrl:tiny-reward` live (under $TEXTRL_HOME, default ~/.cache/textrl), built or not."""
+    if name not in (TINY, TINY_REWARD):
+        return None
+    home = Path(os.environ.get("TEXTRL_HOME", Path.home() / ".cache" / "textrl"))
+    return home / name.split(":")[1]
+
+
 def builtin_model(name: str) -> str:
     """`textrl:tiny` and `textrl:tiny-reward`: the offline tiny models, built once under ~/.cache/textrl."""
-    if name not in (TINY, TINY_REWARD):
+    path = builtin_path(name)
+    if path is None:
         return name
     from .tiny import build_tiny_model
 
-    home = Path(os.environ.get("TEXTRL_HOME", Path.home() / ".cache" / "textrl"))
-    return str(build_tiny_model(home / name.split(":")[1], reward=name == TINY_REWARD))
+    return str(build_tiny_model(path, reward=name == TINY_REWARD))
 
 
 def load_model(

@@ -50,7 +50,10 @@ def _check_output(name: str, output: Any, prompts: Sequence[Any]) -> list[float 
                 f"None. Prompt: {_short(prompts[i])}. Fix: return floats.",
                 reward=name,
             )
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond float range, e.g. 10**400
+            number = math.copysign(math.inf, value)
         if not math.isfinite(number):
             raise RewardError(
                 f"reward {name!r} returned {number} at position {i}; rewards must be finite. Prompt: "
@@ -79,16 +82,137 @@ def _raised(name: str, exc: Exception, prompts: Sequence[Any], state: Any = None
 
 
 def _accepted_kwargs(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """TRL passes extra keyword arguments (trainer_state, completion_ids, dataset columns); give a function only
-    those it declares, unless it takes **kwargs."""
+    """TRL passes prompts, completions and extra keyword arguments (completion_ids, trainer_state, dataset
+    columns); give a function only those it declares, unless it takes **kwargs. Each value is a fresh copy, so a
+    reward that edits its inputs in place cannot change what the next reward (or TRL's logs) see."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return lambda kwargs: kwargs
+        return lambda kwargs: {k: _fresh(v) for k, v in kwargs.items()}
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return lambda kwargs: kwargs
+        return lambda kwargs: {k: _fresh(v) for k, v in kwargs.items()}
     names = set(params)
-    return lambda kwargs: {k: v for k, v in kwargs.items() if k in names}
+    return lambda kwargs: {k: _fresh(v) for k, v in kwargs.items() if k in names}
+
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None))
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of the lists and dicts in `value` (leaves are immutable: strings, numbers), cheaper than deepcopy."""
+    if isinstance(value, list):
+        return [v if isinstance(v, _IMMUTABLE) else _fresh(v) for v in value]
+    if isinstance(value, dict):
+        return {k: v if isinstance(v, _IMMUTABLE) else _fresh(v) for k, v in value.items()}
+    return value
+
+
+SUPPLIED = ("prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric")
+"""The keyword arguments TRL passes every reward function, besides the dataset's columns."""
+
+
+def reward_name(reward: Any) -> str:
+    """The name TRL logs a reward under (rewards/<name>/mean): a function's name, a model's checkpoint name."""
+    if isinstance(reward, str):
+        return reward.rstrip("/").split("/")[-1]
+    if _is_model(reward):
+        checkpoint = getattr(getattr(reward, "config", None), "_name_or_path", "") or type(reward).__name__
+        return str(checkpoint).split("/")[-1]
+    while isinstance(reward, functools.partial):
+        reward = reward.func
+    return str(getattr(reward, "__name__", type(reward).__name__))
+
+
+def check_reward_object(reward: Any, where: str) -> None:
+    """Refuse what cannot be a reward before training starts: None, a class instead of its instance, a value
+    that is not callable, a function whose parameters TRL cannot fill by keyword."""
+    if reward is None:
+        raise RewardError(
+            f"{where} is None; allowed: a reward function, a BaseReward instance, compose(...), a "
+            "sequence-classification model or its folder/hub id. Fix: remove it or pass a reward.",
+            reward=where,
+        )
+    if inspect.isclass(reward):
+        raise RewardError(
+            f"{where} is the class {reward.__name__}, not a reward: TRL would call it with prompts= and "
+            f"completions= and get a new {reward.__name__} object instead of scores. Fix: pass an instance, "
+            f"{reward.__name__}().",
+            reward=reward.__name__,
+        )
+    if isinstance(reward, str):
+        return  # a reward model's folder or hub id: TRL loads it
+    if not callable(reward):
+        raise RewardError(
+            f"{where} is {type(reward).__name__} {_short(reward)}; allowed: a reward function, a BaseReward "
+            "instance, compose(...), a sequence-classification model or its folder/hub id. Fix: pass one of these.",
+            reward=where,
+        )
+    if not _is_model(reward) and not isinstance(reward, Composed):
+        check_signature(reward, None)
+
+
+def _signature_target(reward: Any) -> tuple[Any, int]:
+    """The callable whose parameters TRL's keywords must fill, and how many leading positional ones TextRL fills
+    itself (BaseReward.score gets prompts and completions positionally)."""
+    while hasattr(reward, "__wrapped__") and getattr(reward, "__textrl_reward__", False):
+        reward = reward.__wrapped__
+    if isinstance(reward, BaseReward):
+        return reward.score, 2
+    return reward, 0
+
+
+def check_signature(reward: Any, columns: Sequence[str] | None) -> None:
+    """Refuse a reward whose parameters TRL cannot fill: positional-only ones, required ones that are neither
+    TRL's keywords nor (when `columns` is known) a dataset column, and no way to receive the completions."""
+    target, skip = _signature_target(reward)
+    name = reward_name(reward)
+    try:
+        params = list(inspect.signature(target).parameters.values())[skip:]
+    except (TypeError, ValueError):  # builtins without a signature: nothing to check
+        return
+    kinds = inspect.Parameter
+    supplied = set(SUPPLIED) | {c for c in columns or () if c not in ("prompt", "completion", "completion_ids")}
+    takes_all = any(p.kind is kinds.VAR_KEYWORD for p in params)
+    shown_columns = ", ".join(sorted(supplied - set(SUPPLIED))) or "none"
+    for p in params:
+        if p.default is not kinds.empty or p.kind in (kinds.VAR_KEYWORD, kinds.VAR_POSITIONAL):
+            continue
+        if p.kind is kinds.POSITIONAL_ONLY:
+            raise RewardError(
+                f"reward {name!r}: parameter {p.name!r} is positional-only, but TRL passes everything by keyword "
+                f"({', '.join(SUPPLIED)}, and the dataset's columns). Fix: drop the '/' from the signature.",
+                reward=name,
+            )
+        if columns is not None and p.name not in supplied:
+            raise RewardError(
+                f"reward {name!r}: required parameter {p.name!r} is filled by nothing: TRL passes "
+                f"{', '.join(SUPPLIED)} and the dataset's columns (here: {shown_columns}) by keyword. Fix: rename "
+                f"it to one of these (e.g. def {name}(prompts, completions, **columns)), or give it a default.",
+                reward=name,
+            )
+    if skip == 0 and not takes_all and not {"completions", "completion_ids"} & {p.name for p in params}:
+        raise RewardError(
+            f"reward {name!r} takes neither completions nor completion_ids (its parameters: "
+            f"{', '.join(p.name for p in params) or 'none'}), so it cannot score what the model wrote. Fix: define "
+            f"it as def {name}(prompts, completions, **columns) returning one float per completion, or, if it "
+            "builds a reward, call it and pass what it returns.",
+            reward=name,
+        )
+
+
+def check_distinct_names(rewards: Sequence[Any], where: str) -> None:
+    """TRL logs each reward as rewards/<name>/mean; two with one name would be averaged into one metric."""
+    seen: dict[str, int] = {}
+    for i, reward in enumerate(rewards):
+        name = reward_name(reward)
+        if name in seen:
+            raise RewardError(
+                f"{where}: rewards {seen[name]} and {i} are both named {name!r}; TRL logs each reward as "
+                f"rewards/<name>/mean, so they would be averaged into one metric. Fix: give each its own name, "
+                "e.g. reward_fn(fn, name='brevity'), length_penalty(32, name='short') or a def of its own.",
+                reward=name,
+            )
+        seen[name] = i
 
 
 def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
@@ -106,7 +230,7 @@ def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) 
             @functools.wraps(func)
             async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
                 try:
-                    output = await func(prompts=prompts, completions=completions, **pick(kwargs))
+                    output = await func(**pick({"prompts": prompts, "completions": completions, **kwargs}))
                 except RewardError:
                     raise
                 except Exception as exc:
@@ -119,7 +243,7 @@ def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) 
             @functools.wraps(func)
             def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
                 try:
-                    output = func(prompts=prompts, completions=completions, **pick(kwargs))
+                    output = func(**pick({"prompts": prompts, "completions": completions, **kwargs}))
                 except RewardError:
                     raise
                 except Exception as exc:
@@ -151,7 +275,8 @@ class BaseReward:
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         label = getattr(self, "__name__", type(self).__name__)
         try:
-            output = self.score(prompts, completions, **_accepted_kwargs(self.score)(kwargs))
+            fresh = _accepted_kwargs(self.score)({"prompts": prompts, "completions": completions, **kwargs})
+            output = self.score(fresh.pop("prompts", prompts), fresh.pop("completions", completions), **fresh)
         except RewardError:
             raise
         except Exception as exc:
@@ -166,6 +291,13 @@ def as_reward(fn: Any) -> Any:
     if callable(fn) and not _is_model(fn):
         return reward_fn(fn)
     return fn
+
+
+def _model_reference(text: str) -> bool:
+    """A local folder or a hub id (org/name): the string forms TRL loads as a reward model."""
+    from pathlib import Path
+
+    return Path(text).expanduser().is_dir() or (text.count("/") == 1 and all(text.split("/")))
 
 
 def _is_model(obj: Any) -> bool:
@@ -216,10 +348,26 @@ class Composed:
                 f"compose() got {len(weights)} weights for {len(rewards)} rewards. Fix: give one weight per reward.",
                 reward="compose",
             )
+        for i, reward in enumerate(rewards):
+            if isinstance(reward, str) and not _model_reference(reward):
+                raise RewardError(
+                    f"compose(): reward {i} is the text {reward!r}, which is neither a reward model's folder nor a "
+                    "hub id (org/name). Fix: pass the function itself (from my_rewards import f), or a model path.",
+                    reward="compose",
+                )
+            check_reward_object(reward, f"compose(): reward {i}")
+        for i, weight in enumerate(weights or ()):
+            if isinstance(weight, bool) or not isinstance(weight, Real) or not math.isfinite(weight):
+                raise RewardError(
+                    f"compose(): weights[{i}] is {weight!r}; allowed: a finite number (a NaN weight would silently "
+                    "drop that reward). Fix: give every weight as a finite number, e.g. weights=[1.0, 0.5].",
+                    reward="compose",
+                )
         self.components = [as_reward(r) for r in rewards]
+        check_distinct_names(self.components, "compose()")
         self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(rewards)
         self.concurrent = concurrent
-        self.__name__ = "+".join(getattr(r, "__name__", type(r).__name__) for r in self.components)
+        self.__name__ = "+".join(reward_name(r) for r in self.components)
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         """The weighted sum; the components run concurrently (async ones in an event loop, others in threads)."""
@@ -257,25 +405,41 @@ def compose(*rewards: Any, weights: Sequence[float] | None = None, concurrent: b
     return Composed(rewards, weights, concurrent=concurrent)
 
 
-def length_penalty(target: int = 64, *, unit: str = "chars", name: str = "length_penalty") -> Any:
+class LengthPenalty(BaseReward):
     """A built-in reward: 0 at `target` length, falling linearly (-1 per `target` of distance) away from it.
 
-    `unit` is "chars" (len of the text) or "words".
+    `unit` is "chars" (len of the text) or "words". `length_penalty` is one with a target of 64 characters; use it
+    as a reward as it is, or call it with settings for another: `length_penalty(32, unit="words", name="short")`.
     """
-    if unit not in ("chars", "words"):
-        raise ValueError(f"length_penalty unit: got {unit!r}; allowed: 'chars', 'words'. Fix: use one of these.")
-    if target <= 0:
-        raise ValueError(f"length_penalty target: got {target}; allowed: an integer > 0. Fix: use a positive length.")
 
-    def measure(text: Any) -> int:
+    def __init__(self, target: int = 64, *, unit: str = "chars", name: str = "length_penalty") -> None:
+        if unit not in ("chars", "words"):
+            raise ValueError(f"length_penalty unit: got {unit!r}; allowed: 'chars', 'words'. Fix: use one of these.")
+        if isinstance(target, bool) or not isinstance(target, int) or target <= 0:
+            raise ValueError(
+                f"length_penalty target: got {target!r}; allowed: an integer > 0. Fix: use a positive length."
+            )
+        self.name = name
+        super().__init__()
+        self.target = target
+        self.unit = unit
+
+    def _measure(self, text: Any) -> int:
         content = text if isinstance(text, str) else " ".join(str(m.get("content", "")) for m in text)
-        return len(content.split()) if unit == "words" else len(content)
+        return len(content.split()) if self.unit == "words" else len(content)
 
-    @reward_fn(name=name)
-    def reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
-        return [-abs(measure(c) - target) / target for c in completions]
+    def score(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float | None]:
+        return [-abs(self._measure(c) - self.target) / self.target for c in completions]
 
-    return reward
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Score (called as a reward, with completions) or configure another (called with a target)."""
+        if "completions" in kwargs or (len(args) >= 2 and isinstance(args[1], list)):
+            return super().__call__(*args, **kwargs)
+        return LengthPenalty(*args, **kwargs)
+
+
+length_penalty = LengthPenalty()
+"""The length-penalty reward (64 characters); `length_penalty(32)` gives one with another target."""
 
 
 class ClassifierReward(BaseReward):

@@ -175,6 +175,12 @@ def _problem(err: dict[str, Any], option: spec.Option) -> Problem:
                 f"Fix: set {where}, e.g. {where}={option.example!r}.",
             )
         return Problem(where, "is required in this section. Fix: add it.")
+    if err["type"] == "finite_number":
+        return Problem(
+            where,
+            f"got {err.get('input')}; allowed: a finite number (NaN and infinity are refused: a NaN weight silently "
+            f"drops what it weighs, an infinite value overflows in TRL). Fix: set {where} to a finite number.",
+        )
     bounds = option.bounds if len(place.path) == 1 else place.bounds()
     allowed = describe(place.type, bounds)
     hint = f" ({option.hint})" if option.hint and len(place.path) == 1 else ""

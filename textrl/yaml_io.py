@@ -32,42 +32,113 @@ _Loader.add_implicit_resolver(
 )
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+MAX_DEPTH = 64
+"""A config nests a handful of levels (model: peft: target_modules: [...]); far deeper is a broken file."""
+
+
+def _where(mark: yaml.Mark) -> str:
+    source = mark.name
+    if source and source.startswith("--"):  # a flag's value: the flag says where
+        return source
+    line = mark.line + 1
+    return f"{source}:{line}" if source and not source.startswith("<") else f"line {line}"
+
+
 def _mapping_without_duplicates(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    """A mapping whose keys are hashable and written once; merge keys (`<<: *base`) merge as YAML says (keys
+    written beside them win), and duplicates among the keys written are errors."""
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key_node.tag == MERGE_TAG:
+            continue
+        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]  # a list key, filled
         line = key_node.start_mark.line + 1
+        try:
+            hash(key)
+        except TypeError:
+            shown = repr(key) if len(repr(key)) <= 40 else repr(key)[:37] + "..."
+            message = (
+                f"a key is a {type(key).__name__} ({shown}); option names and section keys are text. "
+                "Fix: write the key as plain text."
+            )
+            raise ConfigError([Problem("key", message, where=_where(key_node.start_mark))]) from None
         if key in seen:
-            source = key_node.start_mark.name
-            where = f"{source}:{line}" if source and not source.startswith("<") else f"line {line}"
             message = f"appears twice (lines {seen[key]} and {line}); YAML would silently keep the last. Fix: keep one."
-            raise ConfigError([Problem(str(key), message, where=where)])
+            raise ConfigError([Problem(str(key), message, where=_where(key_node.start_mark))])
         seen[key] = line
+    loader.flatten_mapping(node)  # type: ignore[no-untyped-call]
     return loader.construct_mapping(node, deep=deep)
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
 
 
+def _depth(value: Any) -> int:
+    """How deeply lists and mappings nest in `value` (iteratively: a deep value must not overflow the stack)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            break
+        if isinstance(item, dict):
+            stack += [(v, level + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, level + 1) for v in item]
+    return deepest
+
+
 def load_yaml(text: str, *, source: str = "<config>") -> Any:
-    """Parse one YAML document; a syntax error becomes a ConfigError naming the line."""
+    """Parse one YAML document; a syntax error becomes a ConfigError naming the line.
+
+    `source` names the text in errors: a file (errors say file:line) or a flag such as `--set key` (errors name
+    the flag: its value is one line).
+    """
     stream = io.StringIO(text)
     stream.name = source  # type: ignore[misc]  # marks (and so error locations) carry the file name
+    flag = source.startswith("--")
     try:
-        return yaml.load(stream, Loader=_Loader)  # a SafeLoader subclass: builds no arbitrary objects
+        value = yaml.load(stream, Loader=_Loader)  # a SafeLoader subclass: builds no arbitrary objects
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
-        where = f"{source}:{mark.line + 1}" if mark else source
+        where = f"{source}:{mark.line + 1}" if mark and not flag else source
         problem = Problem(where, f"is not valid YAML: {exc.problem}. Fix: correct the syntax there.")
         raise ConfigError([problem]) from None
     except yaml.YAMLError as exc:  # e.g. ReaderError for control characters, which carries no line mark
         problem = Problem(source, f"is not valid YAML: {exc}. Fix: remove the offending character.")
         raise ConfigError([problem]) from None
+    except RecursionError:
+        problem = Problem(source, f"nests too deeply to read. Fix: a config needs a few levels (at most {MAX_DEPTH}).")
+        raise ConfigError([problem]) from None
+    if _depth(value) > MAX_DEPTH:
+        problem = Problem(
+            source, f"nests lists or mappings more than {MAX_DEPTH} levels deep. Fix: a config needs a few levels."
+        )
+        raise ConfigError([problem])
+    return value
+
+
+def read_config_text(path: str | Path) -> str:
+    """A config file's text; a file that is not UTF-8 is a ConfigError naming the line and the byte."""
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")  # a byte-order mark, as some Windows editors write, is fine
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        problem = Problem(
+            "config",
+            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}). Fix: save the file as UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8).",
+            where=f"{path}:{line}",
+        )
+        raise ConfigError([problem]) from None
 
 
 def load_yaml_file(path: str | Path) -> Any:
-    path = Path(path)
-    return load_yaml(path.read_text(encoding="utf-8"), source=str(path))
+    return load_yaml(read_config_text(path), source=str(path))
 
 
 def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
@@ -88,7 +159,7 @@ def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
 
     try:
         root = yaml.compose(text, Loader=_Loader)  # a SafeLoader subclass
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return lines
     if root is not None:
         walk(root, ())

@@ -120,7 +120,7 @@ def test_overwrite_refuses_to_delete_the_project(tmp_path: Path, monkeypatch: py
     yaml_file(tmp_path, "algo: grpo\noutput_dir: .\nmodel: {name: textrl:tiny}\ndataset: {list: [a, b, c, d, e, f, g, h]}\n"
               "reward: rewards_here:f\n")  # fmt: skip
     assert train_main(["--config", "run.yaml", "--overwrite", "--dry-run"]) == 2
-    assert "output_dir: --overwrite would delete ., which contains" in capsys.readouterr().err
+    assert "output_dir: --overwrite would delete ., which holds the working directory" in capsys.readouterr().err
     assert train_main(["--config", "run.yaml", "--overwrite"]) == 2
     assert (tmp_path / "run.yaml").is_file() and (tmp_path / "rewards_here.py").is_file()
 

@@ -173,7 +173,8 @@ def test_compose_not_concurrent_stays_on_the_calling_thread() -> None:
         where.append(threading.current_thread().name)
         return [1.0] * len(completions)
 
-    assert call(compose(record, make_plain(2.0), record, concurrent=False)) == [4.0, 4.0]
+    again = reward_fn(record, name="record_again")
+    assert call(compose(record, make_plain(2.0), again, concurrent=False)) == [4.0, 4.0]
     assert where == [threading.current_thread().name] * 2
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 from ..annotations import is_optional, strip_optional, union_members
 from ..config import TextRLConfig, config_class
 from ..errors import ConfigError, Problem
-from ..yaml_io import key_lines, load_yaml
+from ..yaml_io import key_lines, load_yaml, read_config_text
 
 SECTIONS = ("model", "dataset", "eval_dataset", "reward", "distributed", "extra")
 
@@ -57,7 +57,7 @@ def locate(
     return type(error)(located, algo=error.algo)
 
 
-def parse_value(raw: str, annotation: Any) -> Any:
+def parse_value(raw: str, annotation: Any, flag: str = "--flag") -> Any:
     """A flag's text as the option's type: YAML scalars (1e-5, true), `none`/`null` for optional options, and
     comma-separated lists for list options. Text options keep the text as typed."""
     if is_optional(annotation) and raw.strip().lower() in ("none", "null"):
@@ -70,10 +70,10 @@ def parse_value(raw: str, annotation: Any) -> Any:
     ]
     if len(texts) == len(union_members(base)):
         return raw  # text and closed text choices: `--save-strategy no` means "no", not false
-    value = load_yaml(raw) if raw.strip() else raw
+    value = load_yaml(raw, source=flag) if raw.strip() else raw
     wants_list = any(get_origin(m) is list for m in union_members(base))
     if wants_list and isinstance(value, str | int | float) and not isinstance(value, bool):
-        value = [load_yaml(part.strip()) for part in str(raw).split(",") if part.strip()]
+        value = [load_yaml(part.strip(), source=flag) for part in str(raw).split(",") if part.strip()]
     return value
 
 
@@ -87,7 +87,7 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
             raise ConfigError(
                 [Problem("--config", f"{config_path} does not exist. Fix: give the path of a YAML file.")]
             )
-        text = config_path.read_text(encoding="utf-8")
+        text = read_config_text(config_path)
         loaded = load_yaml(text, source=str(config_path))
         if loaded is None:
             loaded = {}
@@ -111,7 +111,7 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
             raise ConfigError(
                 [Problem("--set", f"got {item!r}; allowed: key=value. Fix: e.g. --set log_unique_prompts=true")]
             )
-        _set_nested(data, key, load_yaml(raw) if raw else raw)
+        _set_nested(data, key, load_yaml(raw, source=f"--set {key}") if raw else raw)
         head = key.split(".")[0]
         sources[head if head in SECTIONS else "extra"] = "--set"
     try:
@@ -135,7 +135,8 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
                 ]
             )
         else:
-            data[name] = raw if isinstance(raw, bool) else parse_value(raw, options[name].annotation)
+            flag = flag_names.get(name, name)
+            data[name] = raw if isinstance(raw, bool) else parse_value(raw, options[name].annotation, flag)
         sources[name] = "flag"
         used_flags[name] = flag_names.get(name, name)
     try:

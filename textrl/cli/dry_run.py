@@ -9,7 +9,7 @@ from typing import Any
 
 from ..distributed import check_engines, trl_arguments
 from ..errors import ConfigError, Problem
-from ..rewards import as_reward
+from ..rewards import Composed, as_reward, check_distinct_names, check_signature
 from ..spec import DIFFERENT_FROM_TRL, Family
 from .assemble import Assembled
 from .evaluate import as_completion
@@ -91,6 +91,10 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     prompts = list(sample["prompt"])
     columns = {c: list(sample[c]) for c in sample.column_names if c != "prompt"}
     rewards = reward if isinstance(reward, list) else [reward]
+    components = [c for item in rewards for c in (item.components if isinstance(item, Composed) else [item])]
+    check_distinct_names(components, "reward")
+    for component in components:
+        check_signature(component, rows.column_names)
     shown = []
     for item in rewards:
         completions = [as_completion(PLACEHOLDER, p) for p in prompts]
@@ -98,6 +102,27 @@ def _check_reward(run: Assembled, rows: Any) -> str:
         name = getattr(item, "__name__", type(item).__name__)
         shown.append(f"{name} -> {[None if v is None else round(v, 4) for v in values]}")
     return f"reward called on {len(prompts)} dataset rows with placeholder completions: " + "; ".join(shown)
+
+
+def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
+    """Token lengths against the model's context and max_length, counted with the model folder's tokenizer."""
+    from ..lengths import check_lengths, folder_counter, limits_for
+    from ..overwrite import inputs, model_inputs
+
+    name = run.config.model.name  # type: ignore[attr-defined]
+    found = inputs(model_inputs("model", name, run.base_dir))
+    counter = folder_counter(found[0].path) if found and found[0].path.is_dir() else None
+    if counter is None:
+        return f"lengths: not checked here ({name} is not a local folder with tokenizer.json); checked at start"
+    count, context = counter
+    limits = limits_for(run.config, context)
+    notes = []
+    for label, data in datasets.items():
+        if data is not None:
+            notes += check_lengths(data, run.config.algorithm().family.value, limits, count, name=label)
+    shown = ", ".join(f"{k}={v}" for k, v in vars(limits).items() if v is not None)
+    return "\n".join([f"lengths: rows fit ({shown})" if not notes else f"lengths ({shown}):"] +
+                     [f"WARNING: {note}" for note in notes])  # fmt: skip
 
 
 def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: float | None = None) -> int:
@@ -117,15 +142,17 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     rows = check_dataset(from_section(_require(run, "dataset"), run.base_dir, light=True), algo.data_format.name)
     print(f"dataset: {len(rows)} rows, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok")
     eval_section = getattr(cfg, "eval_dataset", None)
+    evaluation = None
     if eval_section is not None:
         evaluation = check_dataset(from_section(eval_section, run.base_dir, light=True), algo.data_format.name)
         print(f"eval_dataset: {len(evaluation)} rows: ok")
+    print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}))
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))
     batches = _batches(run)
     print("\n".join(batches))
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
-    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
+    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite, algo=cfg.algo)
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
     check_engines(cfg)  # DeepSpeed / vLLM installed: the same check a run makes, importing neither

@@ -4,13 +4,43 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DataError, RewardError
+from ..errors import ConfigError, DataError, Problem, RewardError
+
+
+def _whole(low: int, hint: str = "") -> Any:
+    """An argparse type: an integer >= low, refused at parse time with what is allowed and the fix."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"got {text!r}; allowed: an integer >= {low}{hint}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"got {value}; allowed: an integer >= {low}{hint}. Fix: use a value >= {low}"
+            )
+        return value
+
+    return parse
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a number >= 0 (0 means greedy)") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"got {text}; allowed: a finite number >= 0 (0 means greedy). Fix: e.g. --temperature 0.7"
+        )
+    return value
 
 
 def eval_parser() -> argparse.ArgumentParser:
@@ -26,12 +56,17 @@ def eval_parser() -> argparse.ArgumentParser:
         metavar="MODULE:FUNCTION",
         help="A reward function; repeat for several (each is reported separately).",
     )
-    parser.add_argument("--batch-size", type=int, default=8, help="Prompts generated together (default 8).")
-    parser.add_argument("--max-new-tokens", type=int, default=64, help="Tokens per completion (default 64).")
-    parser.add_argument("--num-generations", type=int, default=1, help="Completions per prompt (default 1).")
-    parser.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature; 0 means greedy.")
-    parser.add_argument("--seed", type=int, default=0, help="Random seed for sampling (default 0).")
-    parser.add_argument("--limit", type=int, default=None, help="Use only the first N prompts.")
+    parser.add_argument("--batch-size", type=_whole(1), default=8, help="Prompts generated together (default 8).")
+    parser.add_argument("--max-new-tokens", type=_whole(1), default=64, help="Tokens per completion (default 64).")
+    parser.add_argument("--num-generations", type=_whole(1), default=1, help="Completions per prompt (default 1).")
+    parser.add_argument("--temperature", type=_temperature, default=1.0, help="Sampling temperature; 0 means greedy.")
+    parser.add_argument("--seed", type=_whole(0), default=0, help="Random seed for sampling (default 0).")
+    parser.add_argument(
+        "--limit",
+        type=_whole(1, " (leave --limit out to use every row)"),
+        default=None,
+        help="Use only the first N prompts (default: every row).",
+    )
     parser.add_argument(
         "--output",
         type=Path,
@@ -51,7 +86,7 @@ def _load_prompts(args: argparse.Namespace) -> Any:
     else:
         data = from_hub(args.dataset, split=args.split, subset=args.subset)
     data = check_dataset(data, "prompt-only")
-    return data.select(range(min(args.limit, len(data)))) if args.limit else data
+    return data.select(range(min(args.limit, len(data)))) if args.limit is not None else data
 
 
 def generate(model: Any, tokenizer: Any, prompts: list[Any], args: argparse.Namespace) -> list[str]:
@@ -114,6 +149,34 @@ def summarize(scores: dict[str, list[float | None]]) -> str:
     return "\n".join(lines)
 
 
+def check_output(args: argparse.Namespace) -> None:
+    """`--output` is a file this command may write: not a folder, and not a file the command reads."""
+    from ..overwrite import inputs, model_inputs, module_file
+
+    output: Path = args.output
+    if output.is_dir():
+        raise ConfigError(
+            [Problem("--output", f"{output} is a folder. Fix: give a file name, e.g. {output / 'scores.jsonl'}.")]
+        )
+    if not output.exists():
+        return
+    pairs: list[tuple[str, Path | str | None]] = [(f"--dataset {args.dataset}", args.dataset)]
+    pairs += model_inputs(f"--model {args.model}", args.model, Path.cwd())
+    pairs += [(f"the module of --reward {ref}", module_file(ref, Path.cwd())) for ref in args.reward]
+    target = output.resolve()
+    for item in inputs(pairs):
+        if item.path == target or item.path in target.parents:
+            raise ConfigError(
+                [
+                    Problem(
+                        "--output",
+                        f"{output} is {item.what} ({item.path}), which this command reads; writing the scores "
+                        "there would destroy it. Fix: write them to a new file, e.g. --output scores.jsonl.",
+                    )
+                ]
+            )
+
+
 def eval_main(argv: list[str] | None = None) -> int:
     args = eval_parser().parse_args(argv)
     if args.temperature <= 0 and args.num_generations > 1:
@@ -125,6 +188,8 @@ def eval_main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
+        if args.output is not None:
+            check_output(args)
         from transformers import set_seed
 
         from ..models import load_model

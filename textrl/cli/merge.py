@@ -6,10 +6,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import ConfigError
+from ..overwrite import MERGE_RECORD, Input, check_replaceable, inputs, model_inputs
 
 
 def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:
@@ -25,22 +32,36 @@ def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:
     return parser
 
 
+def merge_inputs(adapter: Path, adapter_config: dict[str, Any]) -> list[Input]:
+    """What a merge reads: the adapter folder and, when it is local, the base model it was trained on."""
+    base = adapter_config.get("base_model_name_or_path")
+    pairs: list[tuple[str, Path | str | None]] = [(f"--adapter {adapter}", adapter)]
+    if isinstance(base, str) and base:
+        pairs += model_inputs(f"the adapter's base model {base}", base, Path.cwd())
+    return inputs(pairs)
+
+
 def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_code: bool = False) -> Path:
-    """Write the merged model to a temporary sibling of `output`, then rename it into place."""
+    """Write the merged model to a temporary sibling of `output`, then rename it into place.
+
+    `overwrite` replaces only an earlier textrl-merge output (it has textrl_merge.json), never the adapter, its
+    base model, a training run or a folder holding other outputs.
+    """
     if not (adapter / "adapter_config.json").is_file():
         raise FileNotFoundError(
             f"--adapter {adapter}: no adapter_config.json there, so it is not a PEFT adapter. "
             "Fix: point at the output_dir of a LoRA run (model: {peft: ...})."
         )
-    if output.exists() and not overwrite:
-        raise FileExistsError(f"--output {output} exists. Fix: choose a new folder, or pass --overwrite.")
-    import json
-
+    adapter_config = json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))
+    if output.exists():
+        if not overwrite:
+            raise FileExistsError(f"--output {output} exists. Fix: choose a new folder, or pass --overwrite.")
+        check_replaceable(output, merge_inputs(adapter, adapter_config), kind="merged model", field="--output")
     from peft import AutoPeftModelForCausalLM, AutoPeftModelForSequenceClassification
     from tqdm import tqdm
     from transformers import AutoTokenizer
 
-    task = json.loads((adapter / "adapter_config.json").read_text()).get("task_type")
+    task = adapter_config.get("task_type")
     auto = AutoPeftModelForSequenceClassification if task == "SEQ_CLS" else AutoPeftModelForCausalLM
     steps = tqdm(total=3, desc="merging", unit="step")
     model = auto.from_pretrained(adapter, trust_remote_code=trust_remote_code)
@@ -51,6 +72,14 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_
     try:
         merged.save_pretrained(staging, safe_serialization=True)
         AutoTokenizer.from_pretrained(adapter).save_pretrained(staging)
+        record = {
+            "adapter": str(adapter.resolve()),
+            "base_model": adapter_config.get("base_model_name_or_path"),
+            "task_type": task,
+            "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "textrl": __version__,
+        }
+        (staging / MERGE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         if output.exists():
             shutil.rmtree(output)
         staging.rename(output)
@@ -70,6 +99,9 @@ def merge_main(argv: list[str] | None = None, prog: str = "textrl-merge") -> int
         )
     except (FileNotFoundError, FileExistsError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print("\n".join(f"{prog}: {problem}" for problem in exc.problems), file=sys.stderr)
         return 2
     print(f"{prog}: merged model written to {out}")
     return 0

@@ -14,6 +14,7 @@ from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
 
 if TYPE_CHECKING:
+    from ..overwrite import Input
     from .assemble import Assembled
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -105,10 +106,20 @@ def last_checkpoint(output_dir: Path) -> Path | None:
     return newest
 
 
-def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool) -> Path | None:
+def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool, algo: str | None = None) -> Path | None:
     """The checkpoint to resume from, or None; refuses to clobber a non-empty output_dir silently."""
     if resume and overwrite:
         raise ConfigError([Problem("--resume", "--resume and --overwrite contradict each other. Fix: choose one.")])
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ConfigError(
+            [
+                Problem(
+                    "output_dir",
+                    f"{output_dir} is a file; output_dir is the folder for checkpoints, the model and the manifest. "
+                    "Fix: choose a folder, e.g. out/run.",
+                )
+            ]
+        )
     contents = sorted(p.name for p in output_dir.iterdir()) if output_dir.is_dir() else []
     if resume:
         checkpoint = last_checkpoint(output_dir)
@@ -122,6 +133,10 @@ def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool) -> Path
                     )
                 ]
             )
+        if algo is not None:
+            from ..trainers.manifest import check_same_algorithm
+
+            check_same_algorithm(output_dir, algo)
         return checkpoint
     if contents and not overwrite:
         shown = ", ".join(contents[:5]) + (", ..." if len(contents) > 5 else "")
@@ -138,32 +153,28 @@ def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool) -> Path
     return None
 
 
-def _protected(run: Assembled) -> list[Path]:
-    """Paths `--overwrite` must never delete: the working directory, the config file and local data/reward files."""
-    paths = [Path.cwd()]
-    if run.path is not None:
-        paths.append(run.path)
+def run_inputs(run: Assembled) -> list[Input]:
+    """Everything a run reads from disk: the config file, local data, the model, the reward model and modules."""
+    from ..overwrite import inputs, model_inputs, reward_inputs
+
+    cfg = run.config
+    pairs: list[tuple[str, Path | str | None]] = [("the config file", run.path)]
     for key in ("dataset", "eval_dataset"):
-        section = getattr(run.config, key, None)
+        section = getattr(cfg, key, None)
         if section is not None and section.path:
-            paths.append(run.base_dir / section.path)
-    return [p.resolve() for p in paths]
+            pairs.append((f"{key}.path {section.path}", run.base_dir / section.path))
+    model = getattr(cfg, "model", None)
+    if model is not None:
+        pairs += model_inputs(f"model.name {model.name}", model.name, run.base_dir)
+    pairs += reward_inputs(getattr(cfg, "reward", None), run.base_dir)
+    return inputs(pairs)
 
 
 def check_overwrite(run: Assembled, output_dir: Path) -> None:
-    """Refuse `--overwrite` when output_dir holds the project itself (e.g. output_dir: . beside the config)."""
-    target = output_dir.resolve()
-    for path in _protected(run):
-        if path == target or target in path.parents:
-            raise ConfigError(
-                [
-                    Problem(
-                        "output_dir",
-                        f"--overwrite would delete {output_dir}, which contains {path}. "
-                        "Fix: point output_dir at a folder of its own, e.g. out/run.",
-                    )
-                ]
-            )
+    """Refuse `--overwrite` unless output_dir is an earlier run holding nothing this run reads."""
+    from ..overwrite import check_replaceable
+
+    check_replaceable(output_dir, run_inputs(run), kind="run", field="output_dir")
 
 
 def _family(run: Assembled) -> Any:
@@ -196,7 +207,7 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
     model_section, dataset_section = _require(run, "model"), _require(run, "dataset")
     family = _family(run)
-    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite)
+    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite, algo=cfg.algo)
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
         if int(os.environ.get("RANK", "0")) == 0:

@@ -13,10 +13,11 @@ from typing import Any, ClassVar
 from ..config import TextRLConfig
 from ..data import check_dataset
 from ..errors import ConfigError, Problem
+from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
 from ..spec import Family
 from ..trl_build import build_trl_config
 from .atomic import STAGING, atomic_trainer_class, discard_partial
-from .manifest import trl_changes, write_manifest
+from .manifest import check_same_algorithm, trl_changes, write_manifest
 
 _TRAINER_FOR = {
     Family.ONLINE: "OnlineTrainer",
@@ -51,6 +52,12 @@ class TextRLTrainer:
         self.tokenizer = tokenizer if tokenizer is not None else processing_class
         self.train_dataset = check_dataset(train_dataset, algo.data_format.name)
         self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
+        if self.tokenizer is not None:  # prompts longer than the model or max_length: before TRL tokenizes
+            limits = limits_for(self.config, context_of(model))
+            count = tokenizer_counter(self.tokenizer)
+            for label, data in (("train_dataset", self.train_dataset), ("eval_dataset", self.eval_dataset)):
+                if data is not None:
+                    warn(check_lengths(data, algo.family.value, limits, count, name=label))
         self.trl_config = build_trl_config(self.config)
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
 
@@ -101,6 +108,10 @@ class TextRLTrainer:
         (a KeyboardInterrupt) naming it; a second signal stops at once.
         """
         accelerator = self.trl_trainer.accelerator
+        output_dir = self.config.output_dir  # type: ignore[attr-defined]
+        if resume_from_checkpoint:  # the manifest beside the checkpoint says which algorithm wrote it
+            run_dir = output_dir if resume_from_checkpoint is True else Path(resume_from_checkpoint).parent
+            check_same_algorithm(run_dir, self.config.algo)
         if accelerator.is_main_process:
             discard_partial(self.config.output_dir)  # type: ignore[attr-defined]
             write_manifest(

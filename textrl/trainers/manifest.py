@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..env import PACKAGES, version
-
-MANIFEST = "textrl_manifest.json"
+from ..overwrite import MANIFEST
 
 
 def trl_changes(trl_config: Any) -> dict[str, Any]:
@@ -69,6 +68,8 @@ def write_manifest(
 ) -> Path:
     path = Path(output_dir) / MANIFEST
     path.parent.mkdir(parents=True, exist_ok=True)
+    earlier = read_manifest(path.parent)
+    previous = [*earlier.pop("previous", []), earlier] if earlier else []
     body = {
         "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "textrl_config": config.model_dump(mode="json"),
@@ -82,8 +83,39 @@ def write_manifest(
             for name, ds in datasets.items()
             if ds is not None
         },
+        "previous": previous,  # the manifests of the runs this one continues (resumed or retrained here)
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)  # never a half-written manifest
     return path
+
+
+def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of the run in `folder`, or {} when there is none (or it cannot be read)."""
+    try:
+        body = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def check_same_algorithm(run_dir: str | os.PathLike[str], algo: str) -> None:
+    """Refuse to resume a checkpoint that another algorithm wrote: its optimizer state, reference and advantages
+    mean something else (a GRPO checkpoint continued as RLOO trains neither)."""
+    written = read_manifest(run_dir).get("textrl_config", {}).get("algo")
+    if written is None or written == algo:
+        return
+    from ..errors import ConfigError, Problem
+
+    raise ConfigError(
+        [
+            Problem(
+                "algo",
+                f"--resume: {run_dir} holds a run of algo={written!r} ({MANIFEST}), and this config says "
+                f"algo={algo!r}; continuing one algorithm's checkpoint with another is not a resume. Fix: set "
+                f"algo: {written} to continue that run, or start the {algo} run in a new output_dir.",
+            )
+        ],
+        algo=algo,
+    )

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..errors import ConfigError, Problem
-from ..rewards import Composed, _is_model, as_reward, in_thread, is_async, skipping, threadable
+from ..errors import ConfigError, Problem, RewardError
+from ..rewards import (
+    Composed,
+    _is_model,
+    as_reward,
+    check_distinct_names,
+    check_reward_object,
+    check_signature,
+    in_thread,
+    is_async,
+    skipping,
+    threadable,
+)
 from ..spec import Family
 from .base import TextRLTrainer
 
@@ -23,28 +34,21 @@ def _flatten(reward: Any) -> tuple[list[Any], list[float] | None, set[int]]:
     weights: list[float] = []
     threaded: set[int] = set()
     composed = False
-    for item in items:
-        if isinstance(item, Composed):
-            composed = True
-            if item.concurrent:
-                threaded |= {len(funcs) + i for i, c in enumerate(item.components) if threadable(c)}
-            funcs += item.components
-            weights += item.weights
-        elif item is None:
-            raise ConfigError([Problem("reward", "got None in the reward list. Fix: remove it.")])
-        elif isinstance(item, str) or callable(item):
-            funcs.append(as_reward(item) if not isinstance(item, str) else item)
+    try:
+        for i, item in enumerate(items):
+            if isinstance(item, Composed):
+                composed = True
+                if item.concurrent:
+                    threaded |= {len(funcs) + i for i, c in enumerate(item.components) if threadable(c)}
+                funcs += item.components
+                weights += item.weights
+                continue
+            check_reward_object(item, f"reward[{i}]" if len(items) > 1 else "reward")
+            funcs.append(item if isinstance(item, str) else as_reward(item))
             weights.append(1.0)
-        else:
-            raise ConfigError(
-                [
-                    Problem(
-                        "reward",
-                        f"got {type(item).__name__}; allowed: a reward function, a BaseReward, compose(...), a "
-                        "sequence-classification model (or its path), or a list of these. Fix: pass one of these.",
-                    )
-                ]
-            )
+        check_distinct_names(funcs, "reward")
+    except RewardError as error:
+        raise ConfigError([Problem("reward", str(error))]) from None
     return funcs, (weights if composed else None), threaded
 
 
@@ -102,6 +106,13 @@ class OnlineTrainer(TextRLTrainer):
                 ]
             )
         self.trl_config.reward_weights = weights
+        columns = list(self.train_dataset.column_names)
+        for func in self.reward_funcs:  # now that the dataset's columns are known
+            if not isinstance(func, str) and not _is_model(func):
+                try:
+                    check_signature(func, columns)
+                except RewardError as error:
+                    raise ConfigError([Problem("reward", str(error))]) from None
         funcs = self.reward_funcs
         if getattr(self.config, "reward_errors", "raise") == "skip":
             funcs = [f if isinstance(f, str) or _is_model(f) else skipping(f, self.skipped) for f in funcs]
