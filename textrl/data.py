@@ -185,9 +185,28 @@ def _first_bad_utf8(path: Path) -> DataError | None:
     return None
 
 
+def _split_of_file(path: Path, split: str, rows: int) -> list[int] | None:
+    """The row indices `split` selects from a local file (its one split is train, sliceable as train[:10%]);
+    None for all of it."""
+    if split == "train":
+        return None
+    from datasets import ReadInstruction
+
+    try:
+        parts = ReadInstruction.from_spec(split).to_absolute({"train": rows})
+    except (ValueError, AssertionError) as exc:
+        raise DataError(
+            f"{path}: split {split!r}: {str(exc).rstrip('.')}. A local file has one split, train. Fix: use train, "
+            "or slice it as train[:100] or train[:10%].",
+        ) from None
+    return [i for part in parts for i in range(part.from_, part.to)]
+
+
 def _load_local(path: Path, kind: str, split: str, **kwargs: Any) -> Any:
     """A local data file through datasets; its reader's failures become DataErrors naming the file (and line)."""
     from datasets import load_dataset
+
+    _split_of_file(path, split, 1)  # the split's name, checked before datasets reads the file
 
     if kind == "json":  # Arrow's JSON reader keeps invalid UTF-8 and fails only when a row is read
         bad = _first_bad_utf8(path)
@@ -213,6 +232,8 @@ def _load_local(path: Path, kind: str, split: str, **kwargs: Any) -> Any:
                 f'{path}: the CSV reader stopped: {reader}{quote}. Fix: close or double the quote ("" inside a '
                 "quoted field), or correct that row.",
             ) from None
+        if any(isinstance(c, RecursionError) for c in causes):
+            raise DataError(f"{path}: a row is nested too deeply to read. Fix: flatten that row.") from None
         if type(exc).__name__ in ("DatasetGenerationError", "ArrowInvalid", "JSONDecodeError", "ValueError"):
             root = causes[-1]
             raise DataError(
@@ -258,6 +279,10 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
             raise DataError(
                 f"{name}: unknown file type {local.suffix!r}; allowed: {', '.join(_FILE_TYPES)}. Fix: convert the file."
             )
+        if local.suffix.lower() == ".jsonl" and not kwargs:  # TextRL's reader: line numbers, duplicate keys
+            data = from_jsonl(local)
+            picked = _split_of_file(local, split, len(data))
+            return data if picked is None else data.select(picked)
         return _load_local(local, kind, split, **kwargs)
     from datasets import load_dataset
 

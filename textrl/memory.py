@@ -25,15 +25,18 @@ def parameters_on_disk(model_dir: Path) -> int | None:
         return None
     total = 0
     for file in files:
-        with file.open("rb") as handle:
-            (size,) = struct.unpack("<Q", handle.read(8))
-            header = json.loads(handle.read(size))
-        for name, entry in header.items():
-            if name != "__metadata__":
-                count = 1
-                for dim in entry["shape"]:
-                    count *= dim
-                total += count
+        try:
+            with file.open("rb") as handle:
+                (size,) = struct.unpack("<Q", handle.read(8))
+                header = json.loads(handle.read(min(size, file.stat().st_size)))
+            for name, entry in header.items():
+                if name != "__metadata__":
+                    count = 1
+                    for dim in entry["shape"]:
+                        count *= dim
+                    total += count
+        except (struct.error, ValueError, TypeError, KeyError, AttributeError, OSError):
+            return None  # not a safetensors file (cut off, or something else): the plan falls back to config.json
     return total
 
 

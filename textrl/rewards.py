@@ -53,7 +53,7 @@ def _check_output(name: str, output: Any, prompts: Sequence[Any]) -> list[float 
         try:
             number = float(value)
         except OverflowError:  # an int beyond float range, e.g. 10**400
-            number = math.copysign(math.inf, value)
+            number = math.inf if int(value) > 0 else -math.inf
         if not math.isfinite(number):
             raise RewardError(
                 f"reward {name!r} returned {number} at position {i}; rewards must be finite. Prompt: "
@@ -128,13 +128,13 @@ def check_reward_object(reward: Any, where: str) -> None:
     that is not callable, a function whose parameters TRL cannot fill by keyword."""
     if reward is None:
         raise RewardError(
-            f"{where} is None; allowed: a reward function, a BaseReward instance, compose(...), a "
+            f"{where}: got None; allowed: a reward function, a BaseReward instance, compose(...), a "
             "sequence-classification model or its folder/hub id. Fix: remove it or pass a reward.",
             reward=where,
         )
     if inspect.isclass(reward):
         raise RewardError(
-            f"{where} is the class {reward.__name__}, not a reward: TRL would call it with prompts= and "
+            f"{where}: got the class {reward.__name__}, not a reward: TRL would call it with prompts= and "
             f"completions= and get a new {reward.__name__} object instead of scores. Fix: pass an instance, "
             f"{reward.__name__}().",
             reward=reward.__name__,
@@ -143,7 +143,7 @@ def check_reward_object(reward: Any, where: str) -> None:
         return  # a reward model's folder or hub id: TRL loads it
     if not callable(reward):
         raise RewardError(
-            f"{where} is {type(reward).__name__} {_short(reward)}; allowed: a reward function, a BaseReward "
+            f"{where}: got {type(reward).__name__} {_short(reward)}; allowed: a reward function, a BaseReward "
             "instance, compose(...), a sequence-classification model or its folder/hub id. Fix: pass one of these.",
             reward=where,
         )
@@ -351,8 +351,8 @@ class Composed:
         for i, reward in enumerate(rewards):
             if isinstance(reward, str) and not _model_reference(reward):
                 raise RewardError(
-                    f"compose(): reward {i} is the text {reward!r}, which is neither a reward model's folder nor a "
-                    "hub id (org/name). Fix: pass the function itself (from my_rewards import f), or a model path.",
+                    f"compose(): reward {i}: got the text {reward!r}, which is neither a reward model's folder nor "
+                    "a hub id (org/name). Fix: pass the function itself (from my_rewards import f), or a model path.",
                     reward="compose",
                 )
             check_reward_object(reward, f"compose(): reward {i}")

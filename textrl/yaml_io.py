@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 from pathlib import Path
@@ -123,6 +124,11 @@ def read_config_text(path: str | Path) -> str:
     """A config file's text; a file that is not UTF-8 is a ConfigError naming the line and the byte."""
     path = Path(path)
     raw = path.read_bytes()
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # YAML allows UTF-16 with its byte-order mark
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            pass  # reported as not UTF-8 below
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark, as some Windows editors write, is fine
     except UnicodeDecodeError as exc:

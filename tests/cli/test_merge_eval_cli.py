@@ -100,3 +100,29 @@ def test_merge_a_lora_reward_model(cli, tmp_path: Path) -> None:  # type: ignore
         merged = AutoModelForSequenceClassification.from_pretrained(tmp_path / "rm_merged")(**batch).logits
         adapter = AutoPeftModelForSequenceClassification.from_pretrained(tmp_path / "out/rm")(**batch).logits
     assert merged.shape == (2, 1) and torch.allclose(merged, adapter, atol=1e-5)
+
+
+def test_merge_overwrite_never_deletes_the_adapter_or_a_sibling_run(cli, adapter: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The reported data loss, with real files: `--adapter out/grpo --output out --overwrite` used to replace out/
+    (the adapter, its checkpoints and a sibling run) and say "merged model written"; `--output` equal to the adapter
+    replaced the run. Both are refused now, before anything loads; an earlier merge is still replaced."""
+    import shutil
+
+    shutil.copytree(adapter, tmp_path / "out/other")
+    before = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "out").rglob("*"))
+    assert any("checkpoint-" in p for p in before) and "out/grpo/adapter_model.safetensors" in before
+    for output in ("out", "out/grpo"):
+        done = cli("textrl-merge", "--adapter", "out/grpo", "--output", output, "--overwrite")
+        assert done.returncode == 2, done.stdout
+        assert (
+            f"textrl-merge: --output: --overwrite would delete {output}, which holds --adapter out/grpo" in done.stderr
+        )
+        assert "merged model written" not in done.stdout
+    assert sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "out").rglob("*")) == before
+    first = cli("textrl-merge", "--adapter", "out/grpo", "--output", "merged")
+    assert first.returncode == 0, first.stderr[-2000:]
+    record = json.loads((tmp_path / "merged/textrl_merge.json").read_text())
+    assert record["adapter"] == str((tmp_path / "out/grpo").resolve())
+    again = cli("textrl-merge", "--adapter", "out/grpo", "--output", "merged", "--overwrite")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (tmp_path / "merged/model.safetensors").is_file()

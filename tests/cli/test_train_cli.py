@@ -184,6 +184,21 @@ def test_output_dir_is_never_clobbered_and_resume_continues(cli, tmp_path: Path)
     assert nothing.returncode == 2 and "found no complete checkpoint-N folder" in nothing.stderr
 
 
+def test_overwrite_never_deletes_the_model_it_trains(cli, textrl_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The reported data loss, with real files: output_dir equal to model.name's folder used to pass the dry run, and
+    the real run deleted the model, then failed to load it. Both refuse now, and the model is intact."""
+    shutil.copytree(textrl_home / "tiny", tmp_path / "base")
+    before = sorted(p.name for p in (tmp_path / "base").iterdir())
+    write(tmp_path / "grpo.yaml", GRPO.replace('model: {name: "textrl:tiny"}', "model: {name: base}")
+          .replace("output_dir: out/grpo", "output_dir: base"))  # fmt: skip
+    for extra in (["--dry-run"], []):
+        done = cli("textrl-train", "--config", "grpo.yaml", "--overwrite", *extra)
+        assert done.returncode == 2, done.stdout[-2000:]
+        assert "output_dir: --overwrite would delete base, which holds model.name base" in done.stderr, done.stderr
+    assert sorted(p.name for p in (tmp_path / "base").iterdir()) == before
+    assert "model.safetensors" in before
+
+
 def test_two_processes_under_accelerate(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """README's launch path: --write-accelerate-config writes the accelerate config, and `accelerate launch
     --config_file` starts two real processes in one gloo process group on this CPU machine (a MULTI_GPU config

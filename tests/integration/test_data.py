@@ -108,3 +108,39 @@ def test_from_hub_reads_local_files_with_split_slicing(tmp_path: Path, suffix: s
     with pytest.raises(DataError, match=r"unknown file type '\.txt'"):
         (tmp_path / "x.txt").write_text("x")
         from_hub(str(tmp_path / "x.txt"))
+
+
+# The bad-file catalogue: (id, file name, bytes, regex). Each is read through every path a run reads files
+# (from_jsonl for .jsonl, from_hub for any local file, the dry run's light reader) and must be a DataError naming the
+# file, never a raw UnicodeDecodeError, DatasetGenerationError or RecursionError.
+BAD_FILES = [
+    ("latin-1 jsonl", "d.jsonl", b'{"prompt": "ok"}\n{"prompt": "caf\xe9"}\n', r"d\.jsonl:2: not UTF-8 text \(byte 0xe9 at column 16\)"),
+    ("latin-1 csv", "d.csv", b"prompt\nok\ncaf\xe9\n", r"d\.csv:3: not UTF-8 text \(byte 0xe9 at column 4\)"),
+    ("latin-1 json", "d.json", b'{"prompt": "ok"}\n{"prompt": "caf\xe9"}\n', r"d\.json:2: not UTF-8 text"),
+    ("utf-16 jsonl", "d.jsonl", '{"prompt": "ok"}\n'.encode("utf-16"), r"d\.jsonl:1: not UTF-8 text \(byte 0xff at column 1\)"),
+    ("unclosed quote csv", "d.csv", b'prompt\n"hello\nworld\n', r"d\.csv: the CSV reader stopped: .*EOF inside string .*\(a quote that is never closed\)\. Fix: close or double the quote"),
+    ("duplicate key", "d.jsonl", b'{"prompt": "a", "prompt": "b"}\n', r"d\.jsonl:1: key 'prompt' appears twice in one object"),
+    ("duplicate nested key", "d.jsonl", b'{"prompt": [{"role": "user", "content": "a", "content": "b"}]}\n', r"d\.jsonl:1: key 'content' appears twice"),
+    ("deep nesting", "d.jsonl", b'{"prompt": "a", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}\n", r"d\.jsonl:1: nested too deeply to read"),
+    ("unknown split", "d.jsonl", b'{"prompt": "a"}\n', r"d\.jsonl: split 'test': Unknown split \"test\"\. Should be one of \['train'\]\. A local file has one split"),
+]  # fmt: skip
+GOOD_FILES = {"d.jsonl": b'{"prompt": "ok"}\n{"prompt": "caf\xc3\xa9"}\n', "d.csv": b"prompt\nok\ncaf\xc3\xa9\n",
+              "d.json": b'{"prompt": "ok"}\n{"prompt": "caf\xc3\xa9"}\n'}  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "raw", "match"), [c[1:] for c in BAD_FILES], ids=[c[0] for c in BAD_FILES])
+def test_bad_files_are_named_errors(tmp_path: Path, name: str, raw: bytes, match: str) -> None:
+    from textrl.data import from_section
+    from textrl.spec.sections import DatasetSection
+
+    path = tmp_path / name
+    path.write_bytes(raw)
+    split = "test" if "Unknown split" in match else "train"
+    readers = [lambda: from_hub(str(path), split=split)]
+    if name.endswith(".jsonl") and split == "train":
+        readers += [lambda: from_jsonl(path), lambda: from_section(DatasetSection(path=name), tmp_path, light=True)]
+    for read in readers:
+        with pytest.raises(DataError, match=match):
+            read()
+    path.write_bytes(GOOD_FILES[name])
+    assert list(from_hub(str(path))["prompt"]) == ["ok", "café"]

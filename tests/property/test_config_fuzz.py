@@ -82,3 +82,59 @@ def test_raw_text_never_escapes_as_another_exception(tmp_path_factory: Any, text
         TextRLConfig.from_yaml(path)
     except ConfigError as error:
         _named(error)
+
+
+# Families the careless-user pass found escaping as raw tracebacks: encodings, merge keys, unhashable keys, depth.
+DOCUMENTS = st.sampled_from(
+    [
+        "algo: grpo\noutput_dir: o\n",
+        "base: &b {algo: grpo, output_dir: o}\n<<: *b\n",
+        "model: &m {name: textrl:tiny}\nalgo: grpo\noutput_dir: o\n<<: *m\n",
+        "algo: grpo\noutput_dir: o\ndataset: &d {path: a.jsonl}\neval_dataset: {<<: *d, split: x}\n",
+        "algo: grpo\n<<: [1, 2]\n",
+        "algo: grpo\n? [a, b]\n: 1\n",
+        "algo: grpo\n? {x: 1}\n: 1\n",
+        "algo: grpo\nextra: {? [1] : 2}\n",
+    ]
+)
+
+
+@settings(FUZZ, max_examples=200)
+@given(
+    head=DOCUMENTS,
+    depth=st.sampled_from([0, 1, 5, 63, 64, 65, 200, 600]),
+    encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "latin-1", "cp1252"]),
+    tail=st.text(max_size=20),
+    junk=st.binary(max_size=8),
+)
+def test_encodings_merge_keys_unhashable_keys_and_depth(
+    tmp_path_factory: Any, head: str, depth: int, encoding: str, tail: str, junk: bytes
+) -> None:
+    text = head + f"run_name: {tail!r}\n" + "extra: {deep: " + "[" * depth + "]" * depth + "}\n"
+    try:
+        raw = text.encode(encoding) + junk
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8") + junk
+    path = Path(tmp_path_factory.mktemp("fuzz")) / "c.yaml"
+    path.write_bytes(raw)
+    try:
+        TextRLConfig.from_yaml(path)
+    except ConfigError as error:
+        _named(error)
+
+
+@settings(FUZZ, max_examples=300)
+@given(
+    key=st.sampled_from(["foo", "model.name", "reward", "extra.x", "a.b"]),
+    value=VALUES.map(yaml.safe_dump) | st.text(max_size=30),
+)
+def test_set_items_validate_or_name_a_key(tmp_path_factory: Any, key: str, value: str) -> None:
+    from textrl.cli.assemble import assemble
+
+    path = Path(tmp_path_factory.mktemp("fuzz")) / "c.yaml"
+    path.write_text("algo: grpo\noutput_dir: o\n")
+    try:
+        assemble(path, {}, {}, [f"{key}={value}"])
+    except ConfigError as error:
+        _named(error)
+        assert "<config>" not in str(error), str(error)

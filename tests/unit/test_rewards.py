@@ -202,3 +202,106 @@ def test_length_penalty() -> None:
         length_penalty(10, unit="tokens")
     with pytest.raises(ValueError, match=r"length_penalty target: got 0"):
         length_penalty(0)
+
+
+def test_compose_refuses_what_cannot_be_a_reward() -> None:
+    """Caught when compose() is called, not at training step 1."""
+
+    class Judge(BaseReward):
+        def score(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float | None]:
+            return [1.0] * len(completions)
+
+    cases = [
+        ((None,), {}, r"compose\(\): reward 0: got None; allowed: a reward function"),
+        (("abc",), {}, r"compose\(\): reward 0: got the text 'abc', which is neither a reward model's folder nor a hub id"),
+        ((Judge,), {}, r"compose\(\): reward 0: got the class Judge, not a reward.*Fix: pass an instance, Judge\(\)"),
+        ((3,), {}, r"compose\(\): reward 0: got int 3; allowed: a reward function"),
+        ((make_plain(1.0), make_plain(2.0)), {}, r"compose\(\): rewards 0 and 1 are both named 'plain'; TRL logs each"),
+        ((make_plain(1.0), Judge()), {"weights": [math.nan, 1.0]}, r"compose\(\): weights\[0\] is nan; allowed: a finite number"),
+        ((make_plain(1.0), Judge()), {"weights": [1.0, -math.inf]}, r"compose\(\): weights\[1\] is -inf"),
+        ((make_plain(1.0), Judge()), {"weights": [1.0, "2"]}, r"compose\(\): weights\[1\] is '2'"),
+    ]  # fmt: skip
+    for rewards, kwargs, match in cases:
+        with pytest.raises(RewardError, match=match):
+            compose(*rewards, **kwargs)
+    assert (
+        call(compose(make_plain(1.0), Judge(), reward_fn(make_plain(2.0), name="two"), weights=[1, 2, 3])) == [9.0] * 2
+    )
+    assert compose("org/judge-model").components == ["org/judge-model"]  # a hub id: TRL loads it as a reward model
+
+
+def test_signatures_trl_cannot_fill_are_refused() -> None:
+    from textrl.rewards import check_signature
+
+    def positional(prompts, completions, /):  # type: ignore[no-untyped-def]
+        return [1.0] * len(completions)
+
+    def unfillable(texts: list[str], **_: Any) -> list[float]:
+        return [1.0] * len(texts)
+
+    def no_completions(prompts: list[str], answer: list[str]) -> list[float]:
+        return [1.0] * len(prompts)
+
+    with pytest.raises(RewardError, match=r"reward 'positional': parameter 'prompts' is positional-only"):
+        compose(positional)
+    with pytest.raises(RewardError, match=r"reward 'no_completions' takes neither completions nor completion_ids"):
+        compose(no_completions)
+    check_signature(unfillable, None)  # columns unknown yet: 'texts' could be one
+    with pytest.raises(
+        RewardError,
+        match=r"reward 'unfillable': required parameter 'texts' is filled by nothing: TRL passes prompts, completions,"
+        r" .* and the dataset's columns \(here: answer\) by keyword\. Fix: rename it",
+    ):
+        check_signature(unfillable, ["prompt", "answer"])
+    check_signature(unfillable, ["prompt", "texts"])  # a column of that name fills it
+
+
+def test_a_reward_gets_only_what_it_declares_even_without_prompts() -> None:
+    def only_completions(completions: list[str]) -> list[float]:
+        return [float(len(c)) for c in completions]
+
+    assert call(reward_fn(only_completions)) == [13.0, 14.0]
+
+
+def test_each_reward_gets_its_own_copy_of_its_inputs() -> None:
+    """A reward that edits completions (or chat messages) in place must not change what the next one sees."""
+
+    def vandal(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        completions[0] = "XXXXXXXXXXXXXXXXXXXXXXXX"
+        completions[1][0]["content"] = ""
+        prompts.clear()
+        return [0.0, 0.0]
+
+    seen: list[Any] = []
+
+    def witness(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        seen.append((list(prompts), [c[0]["content"] if isinstance(c, list) else c for c in completions]))
+        return [0.0, 0.0]
+
+    completions: list[Any] = ["roses are red", [{"role": "assistant", "content": "hi"}]]
+    for concurrent in (False, True):
+        compose(vandal, witness, concurrent=concurrent)(prompts=list(PROMPTS), completions=completions)
+    assert seen == [(PROMPTS, ["roses are red", "hi"])] * 2
+    assert completions == ["roses are red", [{"role": "assistant", "content": "hi"}]]
+
+
+def test_a_number_beyond_float_range_is_a_named_reward_error() -> None:
+    @reward_fn
+    def huge(prompts: list[str], completions: list[str], **_: Any) -> list[int]:
+        return [10**400, 1]
+
+    with pytest.raises(RewardError, match=r"reward 'huge' returned inf at position 0; rewards must be finite"):
+        call(huge)
+
+
+def test_length_penalty_is_a_reward_as_it_is() -> None:
+    """The README spec's own example: compose(semantic_match, length_penalty, weights=[1.0, 0.1])."""
+
+    @reward_fn
+    def semantic_match(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        return [1.0 for _ in completions]
+
+    reward = compose(semantic_match, length_penalty, weights=[1.0, 0.1])
+    assert reward(prompts=["p", "q"], completions=["x" * 64, "x" * 32]) == [1.0, pytest.approx(0.95)]
+    assert length_penalty(prompts=["p"], completions=["x" * 32]) == [-0.5]
+    assert length_penalty(32, name="short").__name__ == "short"

@@ -43,12 +43,16 @@ def _flatten(reward: Any) -> tuple[list[Any], list[float] | None, set[int]]:
                 funcs += item.components
                 weights += item.weights
                 continue
-            check_reward_object(item, f"reward[{i}]" if len(items) > 1 else "reward")
+            where = f"reward[{i}]" if len(items) > 1 else "reward"
+            try:
+                check_reward_object(item, where)
+            except RewardError as error:
+                raise ConfigError([Problem(where, str(error).removeprefix(f"{where}: "))]) from None
             funcs.append(item if isinstance(item, str) else as_reward(item))
             weights.append(1.0)
         check_distinct_names(funcs, "reward")
     except RewardError as error:
-        raise ConfigError([Problem("reward", str(error))]) from None
+        raise ConfigError([Problem("reward", str(error).removeprefix("reward: "))]) from None
     return funcs, (weights if composed else None), threaded
 
 

@@ -1,0 +1,100 @@
+"""Config input that used to be accepted silently or escape as a raw traceback: NaN and infinite weights, YAML merge
+keys, unhashable keys, deep nesting, files that are not UTF-8, and `--set` values that do not parse. Each refusal
+names the field or the line, beside a passing twin. No torch."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from textrl import ConfigError, TextRLConfig
+from textrl.cli.assemble import assemble
+from textrl.cli.train import train_main
+
+HEAD = "algo: grpo\noutput_dir: o\n"
+
+
+def from_yaml(tmp_path: Path, text: str | bytes) -> TextRLConfig:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return TextRLConfig.from_yaml(path)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("algo", "key", "bad", "good", "match"),
+    [
+        ("grpo", "reward_weights", "[.nan, 1]", "[0.5, 1]", r"reward_weights\[0\]: got nan; allowed: a finite number"),
+        ("grpo", "reward_weights", "[1, -.inf]", "[1, -1]", r"reward_weights\[1\]: got -inf; allowed: a finite number"),
+        ("dpo", "loss_type: [sigmoid, sft]\nloss_weights", "[.nan, 1]", "[1, 1]", r"loss_weights\[0\]: got nan"),
+        ("grpo", "learning_rate", ".inf", "1e-5", r"learning_rate: got inf; allowed: a finite number"),
+        ("grpo", "reward", "{compose: [m:a, m:b], weights: [.nan, 1]}", "{compose: [m:a, m:b], weights: [2, 1]}",
+         r"reward\.weights\[0\]: got nan; allowed: a finite number"),
+    ],
+)  # fmt: skip
+def test_weights_and_rates_must_be_finite(tmp_path: Path, algo: str, key: str, bad: str, good: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        from_yaml(tmp_path, f"algo: {algo}\noutput_dir: o\n{key}: {bad}\n")
+    from_yaml(tmp_path, f"algo: {algo}\noutput_dir: o\n{key}: {good}\n")
+    with pytest.raises(ConfigError, match=r"reward_weights\[0\]: got nan"):
+        TextRLConfig(algo="grpo", output_dir="o", reward_weights=[math.nan, 1.0])
+
+
+def test_merge_keys_merge_and_written_keys_win(tmp_path: Path) -> None:
+    cfg = from_yaml(
+        tmp_path,
+        HEAD + "dataset: &data {path: train.jsonl, split: train}\neval_dataset:\n  <<: *data\n  split: test\n",
+    )
+    assert cfg.eval_dataset.path == "train.jsonl" and cfg.eval_dataset.split == "test"  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"c\.yaml:7: split: appears twice \(lines 6 and 7\)"):
+        from_yaml(
+            tmp_path, HEAD + "dataset: &data {path: a.jsonl}\neval_dataset:\n  <<: *data\n  split: a\n  split: b\n"
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (HEAD + "? [a, b]\n: 1\n", r"c\.yaml:3: key: a key is a list \(\['a', 'b'\]\); option names and section keys"),
+        (HEAD + "extra: {? {x: 1} : 2}\n", r"c\.yaml:3: key: a key is a dict"),
+        (HEAD + "extra: {a: " + "[" * 100 + "]" * 100 + "}\n", r"nests lists or mappings more than 64 levels deep"),
+        (HEAD + "extra: {a: " + "[" * 5000 + "]" * 5000 + "}\n", r"c\.yaml: .*nests"),
+        (HEAD.encode() + b"run_name: caf\xe9\n", r"c\.yaml:3: config: is not UTF-8 text \(byte 0xe9 at column 14\)"),
+        ((HEAD + "run_name: café\n").encode("latin-1"), r"c\.yaml:3: config: is not UTF-8 text"),
+    ],
+)  # fmt: skip
+def test_unreadable_yaml_is_a_named_error(tmp_path: Path, text: str | bytes, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        from_yaml(tmp_path, text)
+
+
+def test_a_byte_order_mark_and_moderate_nesting_are_fine(tmp_path: Path) -> None:
+    assert from_yaml(tmp_path, b"\xef\xbb\xbf" + HEAD.encode()).output_dir == "o"  # type: ignore[attr-defined]
+    assert from_yaml(tmp_path, (HEAD + "run_name: café\n").encode("utf-16")).run_name == "café"  # type: ignore[attr-defined]
+    nested = from_yaml(tmp_path, HEAD + "extra: {a: " + "[" * 10 + "]" * 10 + "}\n")
+    assert nested.extra["a"] == [[[[[[[[[[]]]]]]]]]]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("item", "match"),
+    [
+        ("foo=[1,", r"--set foo: is not valid YAML: expected the node content"),
+        ("foo={[1]: 2}", r"--set foo: key: a key is a list \(\[1\]\)"),
+        ("model.name=[a,", r"--set model\.name: is not valid YAML"),
+    ],
+)
+def test_set_values_name_the_flag(tmp_path: Path, item: str, match: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD)
+    with pytest.raises(ConfigError, match=match) as info:
+        assemble(path, {}, {}, [item])
+    assert "<config>" not in str(info.value)
+    assert assemble(path, {}, {}, ["foo=[1]"]).config.extra == {"foo": [1]}  # type: ignore[attr-defined]
+
+
+def test_a_flag_value_that_does_not_parse_names_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD)
+    assert train_main(["--config", str(path), "--dry-run", "--learning-rate", "[1,"]) == 2
+    assert "--learning-rate: is not valid YAML" in capsys.readouterr().err
