@@ -53,7 +53,7 @@ def _check_output(name: str, output: Any, prompts: Sequence[Any]) -> list[float 
         try:
             number = float(value)
         except OverflowError:  # an int beyond float range, e.g. 10**400
-            number = math.inf if int(value) > 0 else -math.inf
+            number = math.inf if value > 0 else -math.inf  # type: ignore[operator]
         if not math.isfinite(number):
             raise RewardError(
                 f"reward {name!r} returned {number} at position {i}; rewards must be finite. Prompt: "
