@@ -134,7 +134,7 @@ def test_online_trainer_needs_a_reward_and_a_matching_reference(tiny: Path, tiny
     with pytest.raises(ConfigError, match=r"ref_model: comes from .* but the policy from .*; TRL's online trainers"):
         OnlineTrainer(model=model, ref_model=other, tokenizer=tok, reward=reward_fn(lambda prompts, completions: [1.0] * len(completions)),
                       train_dataset=data, config=fast("grpo", tmp_path))  # fmt: skip
-    with pytest.raises(ConfigError, match=r"reward: got int; allowed: a reward function"):
+    with pytest.raises(ConfigError, match=r"reward: got int 3; allowed: a reward function"):
         OnlineTrainer(model=model, tokenizer=tok, reward=[3], train_dataset=data, config=fast("grpo", tmp_path))
 
 

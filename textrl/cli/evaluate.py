@@ -194,10 +194,12 @@ def eval_main(argv: list[str] | None = None) -> int:
 
         from ..models import load_model
         from ..reward_refs import resolve_ref
-        from ..rewards import as_reward
+        from ..rewards import as_reward, check_signature
 
         rewards = {ref: as_reward(resolve_ref(ref, Path.cwd(), "--reward")) for ref in args.reward}
         data = _load_prompts(args)
+        for fn in rewards.values():  # a parameter nothing fills is named before the model loads
+            check_signature(fn, data.column_names)
         set_seed(args.seed)
         model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm")
         model.to(_device())
