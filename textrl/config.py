@@ -36,18 +36,18 @@ def config_class(algo: Any) -> type[TextRLConfig]:
                 )
             ]
         )
-    if algo in spec.REMOVED_BY_NAME:
-        gone = spec.REMOVED_BY_NAME[algo]
+    found = spec.find_algorithm(algo)
+    if isinstance(found, spec.Removed):
         raise MigrationError(
-            [Problem("algo", f"algo={algo!r} is not available: {gone.what_happened}. Fix: use {gone.replacement}.")]
+            [Problem("algo", f"algo={algo!r} is not available: {found.what_happened}. Fix: use {found.replacement}.")]
         )
-    if algo not in spec.BY_NAME:
+    if found is None:
         guess = closest(algo.lower(), [*spec.BY_NAME, *spec.REMOVED_BY_NAME])
         hint = f" Did you mean {guess!r}?" if guess else ""
         raise ConfigError(
             [Problem("algo", f"unknown algorithm {algo!r}.{hint} Allowed: {allowed}. Fix: set algo to one of these.")]
         )
-    name = spec.BY_NAME[algo].name
+    name = found.name
     module = importlib.import_module(f"textrl.generated.configs.{name}")
     cls: type[TextRLConfig] = getattr(module, spec.BY_NAME[name].class_name)
     return cls
@@ -60,6 +60,10 @@ class _DispatchByAlgo(ModelMetaclass):
         if args:
             raise TypeError(f"{cls.__name__} takes keyword arguments only, e.g. {cls.__name__}(algo='grpo', ...)")
         target: Any = config_class(data.get("algo")) if cls is TextRLConfig else cls
+        if isinstance(data.get("algo"), str):  # spelled as the user likes (GRPO, REINFORCE++): the canonical name
+            found = spec.find_algorithm(data["algo"])
+            if isinstance(found, spec.Algorithm) and found.name == target.__algorithm__:
+                data = {**data, "algo": found.name}
         try:
             return super(_DispatchByAlgo, target).__call__(**data)  # type: ignore[misc]
         except ValidationError as exc:

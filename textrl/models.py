@@ -33,14 +33,19 @@ def _peft_section(peft: Any) -> Any:
     try:
         return PeftSection(**peft)
     except ValidationError as exc:
-        problems = [
-            Problem(
-                "peft." + ".".join(map(str, e["loc"])) if e["loc"] else "peft",
-                f"{e['msg']}; got {e.get('input')!r}. Allowed keys and types: see generated/docs/sections.md "
-                f"(PeftSection). Fix: correct it.",
+        from .validation_errors import closest
+
+        problems = []
+        for e in exc.errors(include_url=False):
+            guess = closest(str(e["loc"][-1]), PeftSection.model_fields) if e["type"] == "extra_forbidden" else None
+            hint = f" Did you mean {guess!r}?" if guess else ""
+            problems.append(
+                Problem(
+                    "peft." + ".".join(map(str, e["loc"])) if e["loc"] else "peft",
+                    f"{e['msg']}; got {e.get('input')!r}.{hint} Allowed keys and types: see "
+                    "generated/docs/sections.md (PeftSection). Fix: correct it.",
+                )
             )
-            for e in exc.errors(include_url=False)
-        ]
         raise ConfigError(problems) from None
 
 

@@ -124,11 +124,16 @@ class _Place:
         return out
 
 
-def _best_branch(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Of a union's errors, those of the branch the input was meant for (the one it got furthest into)."""
+def _best_branch(errors: list[dict[str, Any]], annotation: Any) -> list[dict[str, Any]]:
+    """Of a union's errors, those of the branch the input was meant for (the one it got furthest into).
+
+    pydantic names the union member in the second place of a location (`reward.ModelReward.model`); a second
+    place that is a key of a section (`model.name`) is not a branch, and all such errors are kept together.
+    """
     branches: dict[Any, list[dict[str, Any]]] = {}
     for err in errors:
-        tag = err["loc"][1] if len(err["loc"]) > 1 and isinstance(err["loc"][1], str) else None
+        second = err["loc"][1] if len(err["loc"]) > 1 and isinstance(err["loc"][1], str) else None
+        tag = second if second is not None and _branch(annotation, second) is not None else None
         branches.setdefault(tag, []).append(err)
     if len(branches) == 1:
         return errors
@@ -139,8 +144,15 @@ def _best_branch(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     }
     if not matched:
         return errors[:1]
-    # the branch with the fewest complaints is the one the user meant
-    return min(matched.values(), key=len)
+
+    def fit(errs: list[dict[str, Any]]) -> tuple[int, int]:
+        """Unknown keys that look like a typo of this branch's keys count for it; then fewer complaints win."""
+        member = _branch(annotation, str(errs[0]["loc"][1]))
+        keys = list(member.model_fields) if isinstance(member, type) and issubclass(member, BaseModel) else []
+        typos = sum(1 for e in errs if e["type"] == "extra_forbidden" and closest(str(e["loc"][-1]), keys))
+        return (-typos, len(errs))
+
+    return min(matched.values(), key=fit)
 
 
 def _fix_for(where: str, allowed: str, tp: Any) -> str:
@@ -208,7 +220,7 @@ def translate(exc: ValidationError, algo: spec.Algorithm) -> ConfigError:
             problems.append(Problem(name if name.strip() else repr(name), unknown_key(name, algo)))
             continue
         seen = set()
-        for err in _best_branch(errs):
+        for err in _best_branch(errs, option.annotation):
             problem = _problem(err, option)
             if problem.field not in seen:
                 seen.add(problem.field)

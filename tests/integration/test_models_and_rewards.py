@@ -56,6 +56,7 @@ def test_tokenizer_without_pad_gets_eos(tiny: Path, tmp_path: Path) -> None:
     [
         ({"type": "lora", "r": 0}, r"peft\.r: Input should be greater than or equal to 1; got 0"),
         ({"type": "lora", "rank": 8}, r"peft\.rank: Extra inputs are not permitted"),
+        ({"type": "lora", "alhpa": 8}, r"peft\.alhpa: Extra inputs are not permitted; got 8\. Did you mean 'alpha'\?"),
         ({"type": "ia3"}, r"peft\.type: Input should be 'lora'; got 'ia3'"),
         ("lora", r"peft: got str; allowed: a mapping such as \{'type': 'lora', 'r': 16\}"),
     ],

@@ -98,3 +98,27 @@ def test_a_flag_value_that_does_not_parse_names_the_flag(tmp_path: Path, capsys:
     path.write_text(HEAD)
     assert train_main(["--config", str(path), "--dry-run", "--learning-rate", "[1,"]) == 2
     assert "--learning-rate: is not valid YAML" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("section", "problems"),
+    [
+        ({"model": {"nme": "x"}}, [r"model\.nme: unknown key\. Did you mean 'name'\?", r"model\.name: is required"]),
+        ({"model": {"name": "x", "peft": {"rr": 4}}}, [r"model\.peft\.rr: unknown key\. Did you mean 'r'\?"]),
+        ({"dataset": {"pth": "a.jsonl"}}, [r"dataset\.pth: unknown key\. Did you mean 'path'\?"]),
+        ({"reward": {"modl": "judge"}}, [r"reward\.modl: unknown key\. Did you mean 'model'\?", r"reward\.model: is required"]),
+        ({"reward": {"compse": ["m:f"]}}, [r"reward\.compse: unknown key\. Did you mean 'compose'\?"]),
+        ({"distributed": {"stratgy": "deepspeed"}}, [r"distributed\.stratgy: unknown key\. Did you mean 'strategy'\?"]),
+    ],
+)  # fmt: skip
+def test_a_typo_in_any_section_is_named(section: dict[str, object], problems: list[str]) -> None:
+    """`model: {nme: x}` used to say only that model.name is required; the typo itself is named now."""
+    with pytest.raises(ConfigError) as info:
+        TextRLConfig(algo="grpo", output_dir="o", **section)
+    text = str(info.value)
+    for problem in problems:
+        assert __import__("re").search(problem, text), text
+    key = next(iter(section))
+    good = {"model": {"name": "x", "peft": {"r": 4}}, "dataset": {"path": "a.jsonl"}, "reward": {"model": "judge"},
+            "distributed": {"strategy": "deepspeed"}}[key]  # fmt: skip
+    TextRLConfig(algo="grpo", output_dir="o", **{key: good})

@@ -62,3 +62,30 @@ def test_unknown_attribute_of_the_package_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = textrl.Nope  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("written", "algo"),
+    [("GRPO", "grpo"), ("REINFORCE++", "reinforce_pp"), ("Reinforce-PP", "reinforce_pp"), ("BCO-pair", "bco_pair"),
+     ("Robust-DPO", "robust_dpo"), ("SPPO-hard", "sppo_hard"), ("EXO-pair", "exo_pair"), ("KTO", "kto"), (" dpo ", "dpo")],
+)  # fmt: skip
+def test_algorithm_names_as_papers_and_tables_spell_them(written: str, algo: str) -> None:
+    """The README spec's tables write GRPO, REINFORCE++, BCO-pair, Robust-DPO: case, '-'/'_' and '++'/'_pp' are
+    ignored when a name is matched."""
+    cfg = TextRLConfig(algo=written, output_dir="o")
+    assert cfg.algo == algo and type(cfg).__name__ == spec.BY_NAME[algo].class_name
+
+
+@pytest.mark.parametrize(
+    ("written", "removed"),
+    [("PPO", "ppo"), ("OnlineDPO", "online_dpo"), ("Online-DPO", "online_dpo"), ("SimPO", "simpo")],
+)
+def test_removed_names_as_tables_spell_them_get_the_migration_error(written: str, removed: str) -> None:
+    with pytest.raises(MigrationError, match=rf"algo: algo='{written}' is not available: .*Fix: use ") as info:
+        TextRLConfig(algo=written, output_dir="o")
+    assert spec.REMOVED_BY_NAME[removed].replacement in str(info.value)
+
+
+def test_a_name_that_matches_nothing_still_gets_did_you_mean() -> None:
+    with pytest.raises(ConfigError, match=r"unknown algorithm 'grpo2'\. Did you mean 'grpo'\?"):
+        TextRLConfig(algo="grpo2", output_dir="o")

@@ -48,3 +48,12 @@ def test_wheel_installs_and_imports(tmp_path: Path, root: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["IpoConfig", "20", "True"]
+
+
+def test_licence_is_apache_2(root: Path) -> None:
+    """The README spec says Apache 2.0: the LICENSE file and the package metadata agree with it."""
+    import tomllib
+
+    assert "Apache License" in (root / "LICENSE").read_text()[:200]
+    assert "Version 2.0, January 2004" in (root / "LICENSE").read_text()[:200]
+    assert tomllib.loads((root / "pyproject.toml").read_text())["project"]["license"] == {"text": "Apache-2.0"}

@@ -156,6 +156,15 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
     check_engines(cfg)  # DeepSpeed / vLLM installed: the same check a run makes, importing neither
+    if getattr(cfg, "bf16", "auto") is True:  # the run's own check; it needs torch, so only when bf16 is forced
+        import warnings
+
+        from ..trl_build import resolve_bf16
+
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            resolve_bf16(True)
+        print(f"precision: {said[0].message}" if said else "precision: bf16 on this machine's bf16-capable GPU")
     for name, value in trl_arguments(cfg).items():
         print(f"distributed: TRL gets {name}={json.dumps(value)}")
     if cfg.extra:  # type: ignore[attr-defined]

@@ -82,10 +82,16 @@ class TextRLTrainer:
             )
         return cfg
 
+    @staticmethod
+    def trl_class(config: TextRLConfig) -> type:
+        """The TRL trainer class behind an algorithm (trl.GRPOTrainer, trl.DPOTrainer, ...). Imports TRL."""
+        module, _, name = config.algorithm().trl_trainer.rpartition(".")
+        trainer: type = getattr(importlib.import_module(module), name)
+        return trainer
+
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
         """Construct the TRL trainer; subclasses add their own arguments through `_trl_arguments`."""
-        module, _, name = self.config.algorithm().trl_trainer.rpartition(".")
-        trainer_class = atomic_trainer_class(getattr(importlib.import_module(module), name))
+        trainer_class = atomic_trainer_class(self.trl_class(self.config))
         return trainer_class(
             model=model,
             args=self.trl_config,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem, RewardError
@@ -61,8 +62,8 @@ class OnlineTrainer(TextRLTrainer):
 
     `reward` is a function (see `textrl.rewards`), `compose(...)`, a sequence-classification model or its path,
     or a list of these; each component is logged as `rewards/<name>/mean`. TRL's GRPO and RLOO trainers build
-    the reference model themselves from the policy's checkpoint (none with LoRA or beta=0); a `ref_model`
-    passed here must come from that same checkpoint.
+    the reference model from the policy's checkpoint (none with LoRA or beta=0); a `ref_model` passed here (from
+    that same checkpoint) is the one TRL uses instead of loading a second copy.
     """
 
     families: ClassVar[tuple[Family, ...]] = (Family.ONLINE,)
@@ -86,7 +87,44 @@ class OnlineTrainer(TextRLTrainer):
         self.reward_funcs, self._weights, self._threaded = _flatten(reward)
         self.skipped: dict[str, int] = {}
         """Batches skipped per reward under reward_errors='skip'."""
+        self._ref_model = ref_model
         super().__init__(model=model, **kwargs)
+
+    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
+        """TRL's online trainers load their reference from the policy's checkpoint themselves; a `ref_model` passed
+        here is handed to TRL in place of that load (one copy in memory, not two), or refused when TRL uses none."""
+        ref = self._ref_model
+        if ref is None:
+            return super()._build(model, callbacks)
+        unused = None
+        if getattr(self.config, "beta", 0.0) == 0.0:
+            unused = "beta=0, so TRL computes no KL term and uses no reference model"
+        elif hasattr(model, "peft_config"):
+            unused = "the policy is a LoRA (PEFT) model, and TRL uses it with the adapter disabled as the reference"
+        if unused:
+            raise ConfigError(
+                [Problem("ref_model", f"would not be used: {unused}. Fix: pass ref_model=None (or set beta > 0).")]
+            )
+        module: Any = importlib.import_module(type(self).trl_class(self.config).__module__)
+        load = module.create_model_from_path
+        handed: list[Any] = []
+
+        def reference(model_id: str, *args: Any, **kwargs: Any) -> Any:
+            if handed or model_id != _model_id(model):
+                return load(model_id, *args, **kwargs)
+            handed.append(ref)
+            return ref
+
+        module.create_model_from_path = reference
+        try:
+            trainer = super()._build(model, callbacks)
+        finally:
+            module.create_model_from_path = load
+        if not handed:
+            raise ConfigError(
+                [Problem("ref_model", "TRL did not ask for a reference model. Fix: pass ref_model=None.")]
+            )
+        return trainer
 
     def _trl_arguments(self) -> dict[str, Any]:
         configured = getattr(self.config, "reward_weights", None)
