@@ -1,6 +1,7 @@
 """Every supported algorithm: one entry each. Adding an algorithm or DPO loss is an edit here plus regenerating."""
 
 from .formats import BINARY, PAIRWISE, PROMPT_ONLY, REWARD_PAIRS
+from .mirrored import complete
 from .model import Algorithm, Family, Option, Paper
 from .options import online as on
 from .options import preference as pref
@@ -9,6 +10,7 @@ from .options.training import COMMON, LEARNING_RATE
 from .rules import (
     COMMON_RULES,
     COMPOSED_REWARD_WEIGHTS,
+    EVAL_GENERATION_BATCH,
     GENERATION_BATCH,
     NO_LORA_ON_HEAD,
     REF_SYNC_NOT_PRECOMPUTED,
@@ -23,7 +25,8 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
-_ONLINE_RULES = (GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, VLLM_SETTINGS_NEED_VLLM, *COMMON_RULES)
+_ONLINE_RULES = (GENERATION_BATCH, EVAL_GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, VLLM_SETTINGS_NEED_VLLM,
+                 *COMMON_RULES)  # fmt: skip
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,
@@ -86,8 +89,11 @@ def _fixed_loss(
     name: str, loss: str, title: str, summary: str, paper: Paper, extra: tuple[Option, ...] = ()
 ) -> Algorithm:
     """A DPO-family algorithm that is DPOTrainer with one fixed loss_type."""
+    one_loss = (f"algo={name!r} trains one loss ({loss}), and loss_weights weigh several. Fix: use algo='dpo' with "
+                f"loss_type=[{loss!r}, ...] and loss_weights=[...]")  # fmt: skip
     return Algorithm(
         name=name, title=title, summary=summary, paper=paper, **_DPO_TRAINER, fixed={"loss_type": [loss]},
+        not_offered={"loss_weights": one_loss},
         options=(*_PAIR_BASE, *extra, *SECTIONS), rules=(*pairwise_rules((loss,)), *_PAIR_RULES),
     )  # fmt: skip
 
@@ -167,10 +173,11 @@ REWARD_MODEL = Algorithm(
     paper=_hf("2203.02155", "Training language models to follow instructions with human feedback"),
 )  # fmt: skip
 
-ALGORITHMS = (
+ALGORITHMS = tuple(complete(a) for a in (
     GRPO, RLOO, REINFORCE_PP,
     DPO, IPO, HINGE, APO_ZERO, APO_DOWN, BCO_PAIR, NCA_PAIR, ROBUST_DPO, AOT, AOT_UNPAIRED, DISCOPOP, SPPO_HARD,
     EXO_PAIR, SIGMOID_NORM,
     KTO,
     REWARD_MODEL,
-)  # fmt: skip
+))  # fmt: skip
+"""Every algorithm with TRL's whole config surface: the options above, then the rest mirrored from TRL."""

@@ -30,17 +30,22 @@ SaveInterval = Literal["no", "steps", "epoch", "best"]
 LR_SCHEDULERS = (
     "linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
     "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr", "cosine_warmup_with_min_lr",
-    "warmup_stable_decay",
+    "warmup_stable_decay", "greedy",
 )  # fmt: skip
+"""Every value of transformers' SchedulerType (the drift test keeps them equal)."""
 LrScheduler = Literal[LR_SCHEDULERS]  # type: ignore[valid-type]
 
 OPTIMIZERS = (
-    "adamw_torch", "adamw_torch_fused", "adafactor", "adamw_torch_4bit", "adamw_torch_8bit",
-    "adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "ademamix",
-    "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_lion_8bit", "paged_lion_32bit", "sgd",
-    "adagrad", "rmsprop", "galore_adamw", "galore_adamw_8bit", "lomo", "adalomo",
-    "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw", "stable_adamw",
+    "adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adafactor",
+    "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad", "adamw_bnb_8bit",
+    "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit", "paged_adamw_8bit",
+    "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit", "paged_lion_8bit", "rmsprop", "rmsprop_bnb",
+    "rmsprop_bnb_8bit", "rmsprop_bnb_32bit", "galore_adamw", "galore_adamw_8bit", "galore_adafactor",
+    "galore_adamw_layerwise", "galore_adamw_8bit_layerwise", "galore_adafactor_layerwise", "lomo", "adalomo",
+    "grokadamw", "schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw",
+    "apollo_adamw_layerwise", "stable_adamw",
 )  # fmt: skip
+"""Every value of transformers' OptimizerNames (the drift test keeps them equal)."""
 Optimizer = Literal[OPTIMIZERS]  # type: ignore[valid-type]
 
 REPORT_TARGETS = (

@@ -62,6 +62,9 @@ class Option(_Frozen):
     """A value used in docs and tests where the default is None or REQUIRED."""
     hint: str | None = None
     """Added to a wrong-value error, e.g. what an old TRL spelling of the value meant."""
+    mirrored: bool = False
+    """Mirrored from TRL's snapshot (spec/mirrored.py), not written by hand: forwarded to TRL only when set, so an
+    unset one is TRL's own default."""
 
     def but(self, **changes: Any) -> Option:
         """The same option with another default (or bound) for one algorithm; the description stays single."""
@@ -119,6 +122,9 @@ class Algorithm(_Frozen):
     """Dotted import path of the TRL config class, e.g. `trl.GRPOConfig`."""
     fixed: Mapping[str, Any] = Field(default_factory=dict)
     """TRL fields this algorithm sets to a fixed value (e.g. `ipo` sets DPO `loss_type=["ipo"]`)."""
+    not_offered: Mapping[str, str] = Field(default_factory=dict)
+    """TRL fields of its config class this algorithm does not offer (they make no sense with what it fixes), each
+    with the reason and the fix; see also spec.NOT_OFFERED for the fields no algorithm offers."""
     data_format: DataFormat
     options: tuple[Option, ...]
     rules: tuple[Rule, ...] = ()

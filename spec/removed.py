@@ -62,16 +62,13 @@ RENAMED = (
     Renamed(old="vllm_guided_decoding_regex", what_happened="TRL renamed it in 0.27 (old name removed in 0.28)",
             replacement="vllm_structured_outputs_regex"),
     Renamed(old="wandb_log_unique_prompts", what_happened="TRL renamed it in 0.26 (old name removed in 0.27)",
-            replacement="extra={'log_unique_prompts': True}"),
+            replacement="log_unique_prompts=True"),
     Renamed(old="torch_dtype", what_happened="the weight dtype is a model-loading setting, not a training option "
             "(TRL's ModelConfig renamed it dtype in 0.23; TextRL keeps torch_dtype in the model section)",
             replacement="model: {torch_dtype: bfloat16} in YAML, or load_model(..., torch_dtype='bfloat16') in "
             "Python"),
     Renamed(old="warmup_ratio", what_happened="transformers 5 folded warmup_ratio into warmup_steps",
             replacement="warmup_steps=0.1 (a value below 1 is a fraction of all steps)"),
-    Renamed(old="truncation_mode", what_happened="TRL 1.16 deprecated truncation_mode='keep_end'; keep_start, the "
-            "default, is the only mode TRL keeps", replacement="remove truncation_mode (over-long rows keep their "
-            "start)", families=(Family.PAIRWISE,)),
     Renamed(old="evaluation_strategy", what_happened="transformers renamed it in 4.41",
             replacement="eval_strategy"),
     Renamed(old="peft_config", what_happened="LoRA settings belong to model loading",

@@ -210,6 +210,31 @@ GENERATION_BATCH = Rule(
 )
 
 
+def _eval_generation_batch(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("eval_strategy", "no") == "no":
+        return None
+    world = _world_size()
+    n = cfg.get("num_generations_eval") or cfg["num_generations"]
+    batch = cfg["per_device_eval_batch_size"] * world
+    if batch % n == 0:
+        return None
+    which = "num_generations_eval" if cfg.get("num_generations_eval") else "num_generations"
+    return (
+        f"the evaluation batch (per_device_eval_batch_size × processes = {batch}) is not divisible by {which}={n}; "
+        "TRL refuses it when the config is built. Fix: make per_device_eval_batch_size a multiple of "
+        f"{n}, or set num_generations_eval to a divisor of {batch}."
+    )
+
+
+EVAL_GENERATION_BATCH = Rule(
+    name="eval_generation_batch_divisible",
+    fields=("per_device_eval_batch_size", "num_generations", "num_generations_eval", "eval_strategy"),
+    description="When evaluating, per_device_eval_batch_size × processes is a multiple of num_generations_eval (or "
+    "num_generations).",
+    check=_eval_generation_batch,
+)
+
+
 def _precision(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("bf16") is True and cfg.get("fp16"):
         return "bf16=True and fp16=True are both set. Fix: choose one; bf16 where the GPU supports it."
@@ -335,12 +360,16 @@ BEST_NEEDS_METRIC = Rule(
 )
 
 
+_METRIC_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
+
+
 def _plateau_needs_eval(cfg: Mapping[str, Any]) -> str | None:
-    if cfg.get("lr_scheduler_type") == "reduce_lr_on_plateau" and cfg.get("eval_strategy") == "no":
+    scheduler = cfg.get("lr_scheduler_type")
+    if scheduler in _METRIC_SCHEDULERS and cfg.get("eval_strategy") == "no":
         return (
-            "lr_scheduler_type='reduce_lr_on_plateau' lowers the rate when the evaluation metric stops improving, "
-            "but eval_strategy is 'no'. Fix: set eval_strategy to 'steps' or 'epoch' (and give an eval dataset), "
-            "or choose another scheduler, e.g. 'cosine'."
+            f"lr_scheduler_type={scheduler!r} changes the rate when the evaluation metric stops improving, but "
+            "eval_strategy is 'no' (transformers refuses it). Fix: set eval_strategy to 'steps' or 'epoch' (and give "
+            "an eval dataset), or choose another scheduler, e.g. 'cosine'."
         )
     return None
 
@@ -348,7 +377,7 @@ def _plateau_needs_eval(cfg: Mapping[str, Any]) -> str | None:
 PLATEAU_NEEDS_EVAL = Rule(
     name="plateau_scheduler_needs_eval",
     fields=("lr_scheduler_type", "eval_strategy"),
-    description="lr_scheduler_type reduce_lr_on_plateau needs an eval_strategy other than no.",
+    description="lr_scheduler_type reduce_lr_on_plateau or greedy needs an eval_strategy other than no.",
     check=_plateau_needs_eval,
 )
 

@@ -9,6 +9,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from .spec.forms import OneOrList
+
 _WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string", type(None): "null"}
 _NAMES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "None", Any: "Any"}
 
@@ -25,8 +27,15 @@ def is_optional(tp: Any) -> bool:
 
 
 def strip_optional(tp: Any) -> Any:
+    """`tp` without None; a one-or-list annotation (spec/forms.py) as its list type, which is what it stores."""
     members = tuple(m for m in union_members(tp) if m is not type(None))
-    return members[0] if len(members) == 1 else Union[members]  # noqa: UP007 - built from a tuple
+    base = members[0] if len(members) == 1 else Union[members]  # noqa: UP007 - built from a tuple
+    return get_args(base)[0] if one_or_list(base) else base
+
+
+def one_or_list(tp: Any) -> bool:
+    """Whether `tp` is `Annotated[list[X], ONE_OR_LIST]`: a list that also takes a single value."""
+    return get_origin(tp) is typing.Annotated and any(isinstance(m, OneOrList) for m in tp.__metadata__)
 
 
 def literal_values(tp: Any) -> tuple[Any, ...]:
@@ -56,6 +65,8 @@ def _metadata_pattern(tp: Any) -> str | None:
 def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
     """What values a type admits, in words: 'a number > 0', "one of 'group', 'batch', 'none'", ..."""
     bounds = bounds or {}
+    if one_or_list(tp):
+        return f"{describe(get_args(get_args(tp)[0])[0])}, or a list of these{_size_words(bounds)}"
     if get_origin(tp) is typing.Annotated:
         base = get_args(tp)[0]
         pattern = _metadata_pattern(tp)
@@ -73,11 +84,7 @@ def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
         return "one of " + ", ".join(repr(v) for v in values) if len(values) > 1 else repr(values[0])
     if get_origin(tp) is list:
         inner = get_args(tp)[0]
-        size = ""
-        if bounds.get("min_length") == bounds.get("max_length") and "min_length" in bounds:
-            size = f" (exactly {bounds['min_length']})"
-        elif "min_length" in bounds:
-            size = f" (at least {bounds['min_length']})"
+        size = _size_words(bounds)
         if get_origin(inner) is Literal:
             return "a list of " + ", ".join(repr(v) for v in get_args(inner)) + size
         return f"a list of {_plural(describe(inner))}{size}"
@@ -92,6 +99,14 @@ def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
     if tp is str and bounds.get("min_length"):
         text = "a non-empty string"
     return text
+
+
+def _size_words(bounds: dict[str, float | int]) -> str:
+    if bounds.get("min_length") == bounds.get("max_length") and "min_length" in bounds:
+        return f" (exactly {bounds['min_length']})"
+    if "min_length" in bounds:
+        return f" (at least {bounds['min_length']})"
+    return ""
 
 
 def _plural(words: str) -> str:

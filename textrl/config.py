@@ -8,6 +8,7 @@ spec only — never torch, transformers or trl — so every mistake surfaces in 
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from pydantic._internal._model_construction import ModelMetaclass
 
 from . import spec
-from .errors import ConfigError, MigrationError, Problem
+from .errors import ConfigError, MigrationError, Problem, UnknownTRLFieldWarning
 from .validation_errors import RuleViolations, closest, translate
 
 
@@ -64,10 +65,46 @@ class _DispatchByAlgo(ModelMetaclass):
             found = spec.find_algorithm(data["algo"])
             if isinstance(found, spec.Algorithm) and found.name == target.__algorithm__:
                 data = {**data, "algo": found.name}
+        algo = spec.BY_NAME[target.__algorithm__]
+        data = route_extra(data, algo)
         try:
             return super(_DispatchByAlgo, target).__call__(**data)  # type: ignore[misc]
         except ValidationError as exc:
-            raise translate(exc, spec.BY_NAME[target.__algorithm__]) from None
+            raise translate(exc, algo) from None
+
+
+def route_extra(data: Mapping[str, Any], algo: spec.Algorithm) -> dict[str, Any]:
+    """TRL's spelling of an option, and keys of `extra` that name an option, go to that option, so they are typed and
+    checked like any other: `activation_checkpointing` (TRL's field) is the option gradient_checkpointing, and
+    `extra: {log_level: info}` is log_level. The same option set two ways is an error naming both. Other keys of
+    `extra` stay there."""
+    aliases = {o.trl_name: o.name for o in algo.options if o.trl_name and o.trl_name != o.name}
+    data = dict(data)
+    for key in [k for k in data if k in aliases]:
+        _move(data, data, key, aliases[key], where=key, algo=algo.name)
+    extra = data.get("extra")
+    if not isinstance(extra, Mapping) or not extra:
+        return data
+    names = {o.name: o.name for o in algo.options if o.trl_name} | aliases
+    kept = dict(extra)
+    for key in [k for k in extra if isinstance(k, str) and k in names]:
+        _move(kept, data, key, names[key], where=f"extra.{key}", algo=algo.name)
+    data["extra"] = kept
+    return data
+
+
+def _move(source: dict[str, Any], data: dict[str, Any], key: str, name: str, *, where: str, algo: str) -> None:
+    if name in data:
+        raise ConfigError(
+            [
+                Problem(
+                    where,
+                    f"sets the option {name}, which is also set as {name}. Fix: keep one, written as {name}: ...",
+                )
+            ],
+            algo=algo,
+        )
+    data[name] = source.pop(key)
 
 
 class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
@@ -122,6 +159,26 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
     @classmethod
     def _canonical_algo(cls, value: str) -> str:
         return spec.BY_NAME[value].name
+
+    @model_validator(mode="after")
+    def _check_extra(self) -> TextRLConfig:
+        """`extra` holds what the snapshot of TRL does not know (a newer TRL's fields): said, not refused."""
+        extra = getattr(self, "extra", None) or {}
+        algo = self.algorithm()
+        offered = {**spec.NOT_OFFERED, **algo.not_offered}
+        refused = [Problem(f"extra.{k}", f"is not offered: {offered[k]}.") for k in extra if k in offered]
+        if refused:
+            raise RuleViolations(refused)
+        unknown = sorted(k for k in extra if k not in spec.trl_field_names(algo.trl_config) and k not in algo.fixed)
+        if unknown:
+            warnings.warn(
+                f"extra: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not field(s) of "
+                f"{algo.trl_config} in TRL {spec.SNAPSHOT['trl']}, the release TextRL's options mirror; they go to "
+                "TRL unchecked, and building the TRL config fails if the installed TRL lacks them.",
+                UnknownTRLFieldWarning,
+                stacklevel=4,
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_rules(self) -> TextRLConfig:

@@ -59,3 +59,7 @@ class RewardError(ValueError):
     def __init__(self, message: str, *, reward: str) -> None:
         self.reward = reward
         super().__init__(message)
+
+
+class UnknownTRLFieldWarning(UserWarning):
+    """`extra` names a field the snapshot of TRL that TextRL mirrors does not have (a newer TRL's field, or a typo)."""

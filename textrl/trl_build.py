@@ -81,8 +81,12 @@ def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
     return None if value is None else tuple(value)
 
 
-def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig) -> Any:
-    """Merge spec values, fixed values and `extra`, check `extra` against the TRL class, and build it."""
+def finish(
+    trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig, mirrored: tuple[str, ...] = ()
+) -> Any:
+    """Merge spec values, the mirrored options the user set, fixed values and `extra`, check `extra` against the TRL
+    class, and build it."""
+    values = {**values, **{name: getattr(cfg, name) for name in mirrored if name in cfg.model_fields_set}}
     trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
     extra: dict[str, Any] = getattr(cfg, "extra", {})
     options = {o.name: o for o in cfg.algorithm().options}
@@ -118,8 +122,16 @@ def finish(trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: 
         kwargs["use_cpu"] = True
     try:
         return trl_class(**kwargs)
-    except (ValueError, TypeError) as exc:
+    except Exception as exc:  # TRL's and transformers' own checks (ValueError, a missing file, ...), all before a model
+        set_by_user = sorted(n for n in mirrored if n in cfg.model_fields_set)
+        hint = f" (options you set that TRL checks itself: {', '.join(set_by_user)})" if set_by_user else ""
         raise ConfigError(
-            [Problem("config", f"TRL's {trl_class.__name__} rejected it: {exc}. Fix: adjust the option named above.")],
+            [
+                Problem(
+                    "config",
+                    f"TRL's {trl_class.__name__} rejected it: {type(exc).__name__}: {str(exc).rstrip('.')}{hint}. "
+                    "Fix: adjust the option named above.",
+                )
+            ],
             algo=cfg.algo,
         ) from exc

@@ -41,6 +41,10 @@ def unknown_key(key: str, algo: spec.Algorithm) -> str:
     renamed = spec.RENAMED_BY_KEY.get(key)
     if renamed and (not renamed.families or algo.family in renamed.families):
         return f"is not a TextRL option: {renamed.what_happened}. Fix: {renamed.replacement}."
+    if key in algo.not_offered:
+        return f"is not offered: {algo.not_offered[key]}."
+    if key in spec.NOT_OFFERED and key in spec.trl_field_names(algo.trl_config):
+        return f"is a field of {algo.trl_config} that TextRL does not offer: {spec.NOT_OFFERED[key]}."
     if key in algo.fixed:
         combine = ", or use algo='dpo' with loss_type=[...] to choose or combine losses" if key == "loss_type" else ""
         return f"is fixed to {algo.fixed[key]!r} by algo={algo.name!r}. Fix: remove {key}{combine}."
@@ -54,8 +58,8 @@ def unknown_key(key: str, algo: spec.Algorithm) -> str:
     hint = f" Did you mean {guess!r}?" if guess else ""
     rename = f"rename it to {guess}" if guess else "check the spelling"
     return (
-        f"unknown option for algo={algo.name!r}.{hint} Fix: {rename}; "
-        "a TRL field that TextRL does not model goes in extra={...}."
+        f"unknown option for algo={algo.name!r}, and not a field of {algo.trl_config} in TRL "
+        f"{spec.SNAPSHOT['trl']}.{hint} Fix: {rename}; a field that only a newer TRL has goes in extra={{...}}."
     )
 
 

@@ -1,6 +1,7 @@
 """Options of the offline preference algorithms (the DPO loss family, KTO) and of reward modelling."""
 
-from ..choices import DpoLossType, FDivergenceType, KtoLossType
+from ..choices import FDivergenceType, KtoLossType
+from ..forms import DpoLossTypes
 from ..model import Option
 
 BETA_DPO = Option(
@@ -9,7 +10,7 @@ BETA_DPO = Option(
     "closer to the reference.",
 )  # fmt: skip
 DPO_LOSS_TYPE = Option(
-    name="loss_type", annotation=list[DpoLossType], default=["sigmoid"], trl_name="loss_type", group="Loss",
+    name="loss_type", annotation=DpoLossTypes, default=["sigmoid"], trl_name="loss_type", group="Loss",
     min_length=1, example=["sigmoid", "sft"],
     description="One DPO loss or several summed with loss_weights, e.g. [sigmoid, sft] (RPO) or "
     "[sigmoid, bco_pair, sft] (MPO).",

@@ -2,7 +2,8 @@
 
 from typing import Literal
 
-from ..choices import Interval, LrScheduler, Optimizer, ReportTarget, SaveInterval
+from ..choices import Interval, LrScheduler, Optimizer, SaveInterval
+from ..forms import ReportTargets
 from ..model import REQUIRED, Option
 
 OUTPUT_DIR = Option(
@@ -89,7 +90,7 @@ LOGGING_STEPS = Option(
     description="Log metrics every this many steps (below 1: a fraction of all steps).",
 )  # fmt: skip
 REPORT_TO = Option(
-    name="report_to", annotation=list[ReportTarget], default=["none"], trl_name="report_to",
+    name="report_to", annotation=ReportTargets, default=["none"], trl_name="report_to",
     group="Logging and saving", min_length=1,
     description="Experiment trackers to log to, e.g. [tensorboard] or [wandb]; [none] logs to the console only.",
 )  # fmt: skip

@@ -5,6 +5,7 @@ A failure means TRL changed under TextRL or the spec is wrong: fix the spec, or 
 """
 
 import dataclasses
+import enum
 import importlib
 import inspect
 import operator
@@ -21,6 +22,7 @@ from transformers.trainer_utils import IntervalStrategy, SaveStrategy, Scheduler
 from transformers.training_args import OptimizerNames
 
 from textrl import ConfigError, TextRLConfig, trl_build
+from textrl.annotations import strip_optional
 from textrl.spec import ALGORITHMS, BY_NAME, DIFFERENT_FROM_TRL, choices
 
 pytestmark = pytest.mark.slow
@@ -55,12 +57,15 @@ BOUND_OPS = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": oper
 COMPANIONS: dict[tuple[str, str], dict[str, Any]] = {
     # transformers fills metric_for_best_model="loss" for this scheduler, so the test names one to compare
     ("lr_scheduler_type", "'reduce_lr_on_plateau'"): {"eval_strategy": "steps", "metric_for_best_model": "eval_loss"},
+    ("lr_scheduler_type", "'greedy'"): {"eval_strategy": "steps", "metric_for_best_model": "eval_loss"},
     ("save_strategy", "'best'"): {"metric_for_best_model": "eval_loss"},
     # vLLM server settings without use_vllm would be ignored by TRL (a rule), so they come with it
     ("vllm_mode", "'server'"): {"use_vllm": True},
     ("vllm_server_base_url", "'http://localhost:8000'"): {"use_vllm": True},
 }
 SKIPPED = {"output_dir": "required, so every build already sets a non-default value"}
+# TRL fields whose default None is a placeholder __post_init__ replaces, not a value a user writes: what it becomes.
+PLACEHOLDER_DEFAULT = {"bf16": True, "activation_checkpointing": True}
 
 
 def trl_class(path: str) -> type:
@@ -80,11 +85,14 @@ def built_with_defaults(path: str) -> Any:
 
 
 def accepts(trl_t: Any, t: Any) -> bool:
-    """Whether every value of type `t` is a value of TRL's field type `trl_t` (an int is a float, a bool no int)."""
+    """Whether every value of type `t` is a value of TRL's field type `trl_t` (an int is a float, a bool no int, a
+    string is an enum value when the option's Literal lists only that enum's values)."""
+    if typing.get_origin(t) is typing.Annotated:  # a one-or-list option stores (and sends) the list
+        return accepts(trl_t, typing.get_args(t)[0])
     if typing.get_origin(t) in UNIONS:
         return all(accepts(trl_t, m) for m in typing.get_args(t))
     if typing.get_origin(t) is Literal:
-        return all(accepts(trl_t, type(v)) for v in typing.get_args(t))
+        return all(value_accepted(trl_t, v) for v in typing.get_args(t))
     if typing.get_origin(trl_t) in UNIONS:
         return any(accepts(m, t) for m in typing.get_args(trl_t))
     origin, trl_origin = typing.get_origin(t), typing.get_origin(trl_t)
@@ -92,7 +100,21 @@ def accepts(trl_t: Any, t: Any) -> bool:
         return trl_origin is list and accepts(typing.get_args(trl_t)[0], typing.get_args(t)[0])
     if origin is tuple:  # tuple[float, ...] into tuple[float, float]; the length is the option's bounds' business
         return trl_origin is tuple and all(accepts(x, typing.get_args(t)[0]) for x in typing.get_args(trl_t))
+    if origin is dict:
+        return trl_t is dict or (trl_origin is dict and all(
+            a is Any or b is Any or accepts(a, b) for a, b in zip(typing.get_args(trl_t), typing.get_args(t), strict=True)))  # fmt: skip
     return trl_t is t or (t is int and trl_t is float)
+
+
+def value_accepted(trl_t: Any, value: Any) -> bool:
+    """Whether TRL's field type `trl_t` takes this one value (a Literal's member, an enum's value, a typed scalar)."""
+    if typing.get_origin(trl_t) in UNIONS:
+        return any(value_accepted(m, value) for m in typing.get_args(trl_t))
+    if typing.get_origin(trl_t) is Literal:
+        return any(same(value, v) for v in typing.get_args(trl_t))
+    if isinstance(trl_t, type) and issubclass(trl_t, enum.Enum):
+        return value in {e.value for e in trl_t}
+    return accepts(trl_t, type(value))
 
 
 def same(a: Any, b: Any) -> bool:
@@ -101,6 +123,11 @@ def same(a: Any, b: Any) -> bool:
 
 def forwarded(algo):
     return [o for o in algo.options if o.trl_name is not None]
+
+
+def handwritten(algo):
+    """Forwarded options written in spec/ by hand (always sent to TRL); the mirrored ones are sent only when set."""
+    return [o for o in forwarded(algo) if not o.mirrored]
 
 
 @pytest.mark.parametrize("algo", ALGORITHMS, ids=lambda a: a.name)
@@ -159,7 +186,7 @@ def test_loss_types_match_trl(trainer):
 
 
 def literal_values(algo: str, option: str) -> tuple:
-    ann = BY_NAME[algo].option(option).annotation
+    ann = strip_optional(BY_NAME[algo].option(option).annotation)
     return typing.get_args(typing.get_args(ann)[0] if typing.get_origin(ann) is list else ann)
 
 
@@ -173,6 +200,8 @@ def test_closed_choices_are_transformers_enum_values(option, spec_values, enum):
     assert spec_values is None or values == spec_values, f"{option} does not use the tuple in spec.choices"
     unknown = set(values) - {e.value for e in enum}
     assert not unknown, f"{option}: not values of transformers' {enum.__name__}: {sorted(unknown)}"
+    missing = {e.value for e in enum} - set(values)  # every value transformers takes is taken
+    assert not missing, f"{option}: values of transformers' {enum.__name__} the spec refuses: {sorted(missing)}"
 
 
 def test_report_targets_are_transformers_integrations():
@@ -212,7 +241,7 @@ def trl_default(path: str, field: str) -> Any:
 def test_defaults_match_trl_or_are_documented():
     found = {}  # (algo, option) -> (TextRL default, TRL default)
     for algo in ALGORITHMS:
-        for opt in forwarded(algo):
+        for opt in handwritten(algo):
             if not opt.required and not same(opt.default, d := trl_default(algo.trl_config, opt.trl_name)):
                 found[algo.name, opt.name] = (opt.default, d)
     undocumented = [k for k in found if k not in DIFFERENT_FROM_TRL and ("*", k[1]) not in DIFFERENT_FROM_TRL]
@@ -255,7 +284,7 @@ def non_default_values(opt) -> list:
 def check_arrives(algo, cfg, built) -> list[str]:
     problems = [f"fixed {k}: TRL has {getattr(built, k)!r}, spec fixes {v!r}"
                 for k, v in algo.fixed.items() if not same(getattr(built, k), v)]  # fmt: skip
-    for opt in forwarded(algo):
+    for opt in handwritten(algo):
         want, got = getattr(cfg, opt.name), getattr(built, opt.trl_name)
         want = getattr(trl_build, opt.trl_convert)(want) if opt.trl_convert else want
         if opt.trl_name == "report_to" and want == ["none"]:
@@ -282,7 +311,7 @@ def test_builder_forwards_non_default_values(algo, tmp_path, monkeypatch):
     """
     monkeypatch.setattr("textrl.trl_build.check_engines", lambda cfg: None)
     problems = []
-    for opt in forwarded(algo):
+    for opt in handwritten(algo):
         if opt.name in SKIPPED:
             continue
         for value in non_default_values(opt):
@@ -314,3 +343,33 @@ def test_atomic_checkpoints_hook_the_methods_trainers_still_have(algo):
     assert list(inspect.signature(trainer._save_checkpoint).parameters) == ["self", "model", "trial"]
     source = inspect.getsource(importlib.import_module("transformers.trainer").Trainer._save_checkpoint)
     assert "self._get_output_dir(trial=trial)" in source
+
+
+@pytest.mark.parametrize("algo", ALGORITHMS, ids=lambda a: a.name)
+def test_every_trl_field_is_an_option_or_refused_with_its_reason(algo):
+    """Every init field of the installed TRL config class, set to TRL's own default, is accepted at the top level
+    (an option, or TRL's spelling of one) or refused with the reason it is not offered; none is 'unknown'."""
+    outcome = {"accepted": 0, "refused with a reason": 0}
+    problems = []
+    for name, field in trl_fields(algo.trl_config).items():
+        if name == "output_dir":
+            continue
+        value = field.default if field.default is not MISSING else field.default_factory()
+        value = value.value if isinstance(value, enum.Enum) else value
+        value = PLACEHOLDER_DEFAULT.get(name, value) if value is None else value
+        try:
+            with __import__("warnings").catch_warnings():
+                __import__("warnings").simplefilter("ignore")
+                TextRLConfig(algo=algo.name, output_dir="o", **{name: value})
+            outcome["accepted"] += 1
+        except ConfigError as exc:
+            text = str(exc)
+            option = next((o.name for o in algo.options if o.trl_name == name), name)
+            by_rule = any(r.check({o.name: o.default for o in algo.options} | {option: value}) for r in algo.rules)
+            reasons = ("not offered", "does not offer", "is fixed")
+            if "unknown option" in text or not (by_rule or any(w in text for w in reasons)):
+                problems.append(f"{name}={value!r}: {text}")
+            else:
+                outcome["refused with a reason"] += 1
+    assert not problems, "\n".join(problems)
+    assert outcome["accepted"] > 100, outcome

@@ -55,8 +55,16 @@ CAPPED |= {"steps_per_generation", "num_generations"}
 
 @cache
 def instances(name: str) -> st.SearchStrategy[dict[str, Any]]:
-    """Instances of one algorithm's schema variant, with the whole `$defs` attached so that refs resolve."""
+    """Instances of one algorithm's schema variant, with the whole `$defs` attached so that refs resolve.
+
+    Only the hand-written options are drawn here: the options mirrored from TRL are TRL's own fields with TRL's own
+    cross-field checks (run when its config is built), and test_mirrored_option_values covers them one at a time.
+    """
     defs = json.loads(json.dumps(SCHEMA["$defs"]))
+    algo = spec.BY_NAME[name]
+    variant = defs[algo.class_name]
+    mirrored = {o.name for o in algo.options if o.mirrored}
+    variant["properties"] = {k: v for k, v in variant["properties"].items() if k not in mirrored}
     # `extra` is free-form by design: its keys are checked against the TRL class at build time, so random
     # keys would only ever meet that one "not a field of GRPOConfig" error. Generate it empty.
     defs["option.extra"] = {"type": "object", "maxProperties": 0}
@@ -65,7 +73,7 @@ def instances(name: str) -> st.SearchStrategy[dict[str, Any]]:
             for branch in option.get("anyOf", [option]):
                 if branch.get("type") == "integer":
                     branch["maximum"] = 64
-    return from_schema({**defs[spec.BY_NAME[name].class_name], "$defs": defs})
+    return from_schema({**variant, "$defs": defs})
 
 
 def rule_problems(algo: spec.Algorithm, instance: dict[str, Any]) -> list[Problem]:
@@ -141,7 +149,9 @@ def mutate(data: st.DataObject, algo: spec.Algorithm, instance: dict[str, Any]) 
         del instance["output_dir"]
         return "output_dir"
     if kind == "wrong type":
-        cases = [(o, v) for o in algo.options for v in WRONG_TYPE.get(strip_optional(o.annotation), ())]
+        cases = [
+            (o, v) for o in algo.options if not o.mirrored for v in WRONG_TYPE.get(strip_optional(o.annotation), ())
+        ]
         option, value = data.draw(st.sampled_from(cases), label="option, value")
     elif kind == "out of range":
         bounded = [(o, b) for o in algo.options for b in ("ge", "gt", "le", "lt") if getattr(o, b) is not None]
@@ -152,7 +162,8 @@ def mutate(data: st.DataObject, algo: spec.Algorithm, instance: dict[str, Any]) 
         if bound in ("gt", "lt") and data.draw(st.booleans(), label="at the excluded limit"):
             value = number(limit)
     else:
-        option = data.draw(st.sampled_from([o for o in algo.options if literal_values(o.annotation)]), label="option")
+        closed = [o for o in algo.options if not o.mirrored and literal_values(o.annotation)]
+        option = data.draw(st.sampled_from(closed), label="option")
         value = data.draw(st.text(max_size=12).filter(lambda s: s not in literal_values(option.annotation)))
         if get_origin(strip_optional(option.annotation)) is list:
             value = [value]
@@ -175,6 +186,27 @@ def test_mutated_config_is_rejected_by_schema_and_textrl(name: str, data: st.Dat
     if key == "algo":
         assert isinstance(rejected.value, MigrationError)
         assert repr(instance["algo"]) in str(rejected.value)
+
+
+@pytest.mark.parametrize("trl_config", sorted({a.trl_config for a in spec.ALGORITHMS}))
+@settings(PROPERTY, max_examples=60)
+@given(data=st.data())
+def test_mirrored_option_values(trl_config: str, data: st.DataObject) -> None:
+    """One option mirrored from TRL, with a value its schema allows: TextRLConfig accepts it, and building TRL's
+    config either works or fails with TRL's own check (a cross-field condition of TrainingArguments, such as
+    dataloader_prefetch_factor needing dataloader_num_workers), reported as a ConfigError before any model loads."""
+    algo = next(a for a in spec.ALGORITHMS if a.trl_config == trl_config)
+    option = data.draw(st.sampled_from([o for o in algo.options if o.mirrored]), label="option")
+    schema = {**SCHEMA["$defs"][algo.class_name]["properties"][option.name], "$defs": SCHEMA["$defs"]}
+    value = data.draw(from_schema(schema), label="value")
+    instance = {"algo": algo.name, "output_dir": "out", option.name: value}
+    assert VALIDATOR.is_valid(instance)
+    cfg = TextRLConfig.model_validate(instance)
+    try:
+        build_trl_config(cfg)
+    except ConfigError as exc:
+        assert exc.fields == ["config"] and "rejected it:" in str(exc), str(exc)
+        event(f"TRL's own check refused {option.name}")
 
 
 @pytest.mark.xfail(strict=True, reason="a known gap between the schema and TextRLConfig or TRL (see KNOWN_GAPS)")

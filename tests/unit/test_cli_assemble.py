@@ -26,8 +26,11 @@ def test_precedence_and_sources(tmp_path: Path) -> None:
     run = assemble(path, {"learning_rate": "2e-5"}, NAMES, ["log_unique_prompts=true", "model.name=textrl:tiny"])
     assert run.config.learning_rate == 2e-5 and run.config.beta == 0.1 and run.config.num_generations == 8  # type: ignore[attr-defined]
     assert run.sources == {"algo": "YAML", "output_dir": "YAML", "learning_rate": "flag", "beta": "YAML",
-                           "extra": "--set", "model": "--set"}  # fmt: skip
-    assert run.config.extra == {"log_unique_prompts": True} and run.config.model.name == "textrl:tiny"  # type: ignore[attr-defined]
+                           "log_unique_prompts": "--set", "model": "--set"}  # fmt: skip
+    assert run.config.log_unique_prompts is True and run.config.model.name == "textrl:tiny"  # type: ignore[attr-defined]
+    assert run.config.extra == {}  # type: ignore[attr-defined]  # every TRL field is a typed option
+    routed = assemble(yaml_file(tmp_path, "algo: grpo\noutput_dir: o\nextra: {log_level: info}\n"), {}, NAMES, [])
+    assert routed.config.log_level == "info" and routed.sources["log_level"] == "YAML (extra)"  # type: ignore[attr-defined]
 
 
 def test_flag_values_take_the_options_type() -> None:

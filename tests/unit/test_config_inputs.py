@@ -12,6 +12,7 @@ import pytest
 from textrl import ConfigError, TextRLConfig
 from textrl.cli.assemble import assemble
 from textrl.cli.train import train_main
+from textrl.errors import UnknownTRLFieldWarning
 
 HEAD = "algo: grpo\noutput_dir: o\n"
 
@@ -72,8 +73,8 @@ def test_unreadable_yaml_is_a_named_error(tmp_path: Path, text: str | bytes, mat
 def test_a_byte_order_mark_and_moderate_nesting_are_fine(tmp_path: Path) -> None:
     assert from_yaml(tmp_path, b"\xef\xbb\xbf" + HEAD.encode()).output_dir == "o"  # type: ignore[attr-defined]
     assert from_yaml(tmp_path, (HEAD + "run_name: café\n").encode("utf-16")).run_name == "café"  # type: ignore[attr-defined]
-    nested = from_yaml(tmp_path, HEAD + "extra: {a: " + "[" * 10 + "]" * 10 + "}\n")
-    assert nested.extra["a"] == [[[[[[[[[[]]]]]]]]]]  # type: ignore[attr-defined]
+    nested = from_yaml(tmp_path, HEAD + "lr_scheduler_kwargs: {a: " + "[" * 10 + "]" * 10 + "}\n")
+    assert nested.lr_scheduler_kwargs["a"] == [[[[[[[[[[]]]]]]]]]]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -90,7 +91,8 @@ def test_set_values_name_the_flag(tmp_path: Path, item: str, match: str) -> None
     with pytest.raises(ConfigError, match=match) as info:
         assemble(path, {}, {}, [item])
     assert "<config>" not in str(info.value)
-    assert assemble(path, {}, {}, ["foo=[1]"]).config.extra == {"foo": [1]}  # type: ignore[attr-defined]
+    with pytest.warns(UnknownTRLFieldWarning, match=r"extra: foo is not field\(s\) of trl\.GRPOConfig"):
+        assert assemble(path, {}, {}, ["foo=[1]"]).config.extra == {"foo": [1]}  # type: ignore[attr-defined]
 
 
 def test_a_flag_value_that_does_not_parse_names_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

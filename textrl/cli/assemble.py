@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from ..annotations import is_optional, strip_optional, union_members
-from ..config import TextRLConfig, config_class
+from ..config import TextRLConfig, config_class, route_extra
 from ..errors import ConfigError, Problem
 from ..yaml_io import key_lines, load_yaml, read_config_text
 
@@ -105,20 +105,34 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
         data = dict(loaded)
     lines = key_lines(text) if text else {}
     sources = {key: "YAML" for key in data}
+    pending: list[tuple[str, Any]] = []  # --set of a key outside the sections: an option, or a field for extra
     for item in sets:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise ConfigError(
                 [Problem("--set", f"got {item!r}; allowed: key=value. Fix: e.g. --set log_unique_prompts=true")]
             )
-        _set_nested(data, key, load_yaml(raw, source=f"--set {key}") if raw else raw)
-        head = key.split(".")[0]
-        sources[head if head in SECTIONS else "extra"] = "--set"
+        value = load_yaml(raw, source=f"--set {key}") if raw else raw
+        if key.split(".")[0] in SECTIONS:
+            _set_nested(data, key, value)
+            sources[key.split(".")[0]] = "--set"
+        else:
+            pending.append((key, value))
     try:
         cls = config_class(flags.get("algo", data.get("algo")))
     except ConfigError as error:
         raise locate(error, lines, config_path, {"algo": "--algo"} if "algo" in flags else {}) from None
     options = {o.name: o for o in cls.algorithm().options}
+    for key, value in pending:
+        if key in options:
+            data[key] = value
+            sources[key] = "--set"
+        else:
+            _set_nested(data, key, value)
+            sources["extra"] = "--set"
+    routed = route_extra(data, cls.algorithm())  # extra: {log_level: info} is the typed option log_level
+    sources |= {name: "YAML (extra)" for name in routed.keys() - data.keys()}
+    data = routed
     used_flags: dict[str, str] = {}
     for name, raw in flags.items():
         if name == "algo":

@@ -15,8 +15,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=GENERATED, help="the folder to write or check (default: generated/)"
     )
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="re-take spec/trl_snapshot.json from the installed TRL (imports TRL), then regenerate",
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
+    if args.snapshot:
+        from .trl_snapshot import write_snapshot
+
+        print(f"wrote {write_snapshot()}; regenerate to apply it")
+        return 0
     if not TEMPLATES.is_dir():
         print(f"templates/ not found at {TEMPLATES}: run the codegen from a source checkout (pip install -e .)")
         return 2

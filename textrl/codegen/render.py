@@ -8,14 +8,14 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import jinja2
 from pydantic import BaseModel
 
 from textrl import spec
 from textrl.annotations import describe, source, strip_optional, union_members
-from textrl.spec import choices, sections
+from textrl.spec import choices, forms, sections
 
 from .schema import build_schema, class_description
 
@@ -120,6 +120,7 @@ def _section_names() -> dict[int, str]:
         if isinstance(obj, type) and issubclass(obj, BaseModel) and obj.__module__ == sections.__name__
     }
     names[id(sections.RewardRef)] = "RewardRef"
+    names |= {id(obj): name for name, obj in vars(forms).items() if get_origin(obj) is Annotated}
     return names
 
 
@@ -177,7 +178,8 @@ def _config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
         fields.append({"line": line, "doc": _docstring(option.description)})
     algo_values = (algo.name, *algo.aliases)
     choice_imports = sorted(n for n in used if hasattr(choices, n))
-    section_imports = sorted(n for n in used if not hasattr(choices, n))
+    form_imports = sorted(n for n in used if hasattr(forms, n) and not hasattr(choices, n))
+    section_imports = sorted(n for n in used if not hasattr(choices, n) and not hasattr(forms, n))
     uses_field = any("Field(" in f["line"] for f in fields)
     return {
         "algo": algo,
@@ -189,6 +191,7 @@ def _config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
             line
             for module, names in (
                 ("textrl.generated.configs.choices", choice_imports),
+                ("textrl.spec.forms", form_imports),
                 ("textrl.spec.sections", section_imports),
             )
             if names
@@ -205,7 +208,7 @@ def _trl_builder_module(algo: spec.Algorithm) -> dict[str, Any]:
     values = []
     converters = set()
     for option in algo.options:
-        if option.trl_name is None:
+        if option.trl_name is None or option.mirrored:
             continue
         expr = f"cfg.{option.name}"
         if option.trl_convert:
@@ -218,6 +221,7 @@ def _trl_builder_module(algo: spec.Algorithm) -> dict[str, Any]:
         "trl_class": cls,
         "values": values,
         "fixed": [(k, py_literal(v)) for k, v in algo.fixed.items()],
+        "mirrored": [o.name for o in algo.options if o.mirrored],
         "build_imports": sorted({"finish", *converters}),
     }
 

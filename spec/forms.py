@@ -1,0 +1,43 @@
+"""Value forms TRL accepts besides the canonical one, as annotations the codegen writes by name.
+
+TRL takes `report_to="none"` and `loss_type="apo_zero"` as well as lists, and wraps the single value itself; these
+annotations accept both, store the list, and tell the JSON Schema (so editors accept both as well).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+from .choices import DpoLossType, ReportTarget
+
+
+class OneOrList:
+    """Metadata for `Annotated[list[X], ONE_OR_LIST]`: a single X is accepted too and stored as [X]."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_before_validator_function(_as_list, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        array = handler(schema)
+        return {"anyOf": [array["items"], array]} if "items" in array else array
+
+    def __repr__(self) -> str:
+        return "ONE_OR_LIST"
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+ONE_OR_LIST = OneOrList()
+
+ReportTargets = Annotated[list[ReportTarget], ONE_OR_LIST]
+"""report_to: one tracker or a list of them (TRL's `report_to: none` included)."""
+DpoLossTypes = Annotated[list[DpoLossType], ONE_OR_LIST]
+"""DPO loss_type: one loss or a list of them (`loss_type: apo_zero` included)."""
