@@ -63,7 +63,7 @@ def _llama_config(tok_path: Path) -> object:
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=512,
+        max_position_embeddings=2048,  # rotary positions cost no weights; TRL's default completions (512) fit
         pad_token_id=tok.pad_token_id,
         eos_token_id=tok.eos_token_id,
         bos_token_id=None,

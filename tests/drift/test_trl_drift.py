@@ -373,3 +373,26 @@ def test_every_trl_field_is_an_option_or_refused_with_its_reason(algo):
                 outcome["refused with a reason"] += 1
     assert not problems, "\n".join(problems)
     assert outcome["accepted"] > 100, outcome
+
+
+def test_snapshot_is_the_installed_trl():
+    """spec/trl_snapshot.json is what the mirrored options come from; it must be the installed TRL's config classes,
+    field for field. Fix after a TRL upgrade: python -m textrl.codegen --snapshot, then python -m textrl.codegen."""
+    import json
+
+    from textrl.codegen.trl_snapshot import SNAPSHOT, take_snapshot
+
+    committed, installed = json.loads(SNAPSHOT.read_text()), take_snapshot()
+    differences = [f"{k}: snapshot {committed.get(k)!r} vs installed {installed.get(k)!r}" for k in ("trl", "transformers")
+                   if committed.get(k) != installed.get(k)]  # fmt: skip
+    for path in committed["classes"].keys() | installed["classes"].keys():
+        old, new = committed["classes"].get(path, []), installed["classes"].get(path, [])
+        differences += [f"{path}: field {f} gone from the installed TRL" for f in old if f not in new]
+        differences += [f"{path}: field {f} new in the installed TRL" for f in new if f not in old]
+    for owner in committed["fields"].keys() & installed["fields"].keys():
+        for name in committed["fields"][owner].keys() & installed["fields"][owner].keys():
+            if committed["fields"][owner][name] != installed["fields"][owner][name]:
+                differences.append(
+                    f"{owner}.{name}: {committed['fields'][owner][name]} -> {installed['fields'][owner][name]}"
+                )
+    assert not differences, "the snapshot is not the installed TRL:\n" + "\n".join(differences[:40])

@@ -3,7 +3,7 @@
 Valid direction, per algorithm: instances of its schema variant (hypothesis-jsonschema) validate against the
 whole schema; TextRLConfig accepts each, or rejects it with exactly the problems the algorithm's cross-field
 rules report (spec Rules: what JSON Schema cannot express) or through a listed KNOWN_GAP; an accepted config
-builds the TRL class the spec names, unless refused by design (bf16=True without bf16 hardware; distributed
+builds the TRL class the spec names, unless refused by design (bf16=True on a GPU without bf16; distributed
 deepspeed/fsdp, not wired yet). Invalid direction: one mutation of a valid instance (unknown key, wrong type,
 number out of range, value outside an enum, removed algorithm, no output_dir) is rejected by the schema and by
 TextRLConfig, whose ConfigError names the offending key.
@@ -29,9 +29,13 @@ from pydantic import TypeAdapter
 from textrl import ConfigError, MigrationError, TextRLConfig, spec
 from textrl.annotations import literal_values, strip_optional
 from textrl.errors import Problem
-from textrl.trl_build import bf16_supported, build_trl_config
+from textrl.trl_build import bf16_supported, build_trl_config, has_accelerator
 
-pytestmark = pytest.mark.slow  # builds TRL config objects (imports trl)
+pytestmark = [
+    pytest.mark.slow,  # builds TRL config objects (imports trl)
+    # bf16=True on a CPU builds (bfloat16 autocast) with a PrecisionWarning, tested in tests/integration
+    pytest.mark.filterwarnings("ignore::textrl.trl_build.PrecisionWarning"),
+]
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "generated/schema/textrl.schema.json").read_text("utf-8"))
 VALIDATOR = Draft202012Validator(SCHEMA)
@@ -94,7 +98,7 @@ def build_refusal(instance: dict[str, Any]) -> str | None:
         return "distributed.strategy"
     if instance.get("use_vllm") is True and not importlib.util.find_spec("vllm"):
         return "use_vllm"
-    if instance.get("bf16") is True and not bf16_supported():
+    if instance.get("bf16") is True and not bf16_supported() and has_accelerator():  # a CPU runs bf16 autocast
         return "bf16"
     return None
 
