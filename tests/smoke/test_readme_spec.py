@@ -89,12 +89,9 @@ def test_kto_with_binary_feedback(workdir: Path) -> None:
     from textrl import PreferenceTrainer, TextRLConfig, load_model
     from textrl.data import from_list
 
+    words = (("sea", "sea"), ("sky", "stone"), ("sun", "sun"), ("sand", "sea"))
     my_kto_dataset = from_list(
-        [
-            {"prompt": f"Repeat the word: {w} ->", "completion": f" {c}", "label": w == c}
-            for w, c in (("sea", "sea"), ("sky", "stone"), ("sun", "sun"), ("sand", "sea"))
-        ]
-        * 2  # fmt: skip
+        [{"prompt": f"Repeat the word: {w} ->", "completion": f" {c}", "label": w == c} for w, c in words] * 2
     )
 
     cfg = TextRLConfig(algo="kto", output_dir="out/kto", beta=0.1, bf16=True)
@@ -175,6 +172,7 @@ def test_model_loading(workdir: Path) -> None:
     model, tok, ref = load_model("textrl:tiny", peft={"type": "lora", "r": 16, "alpha": 32, "target_modules": "all-linear"},
                                  torch_dtype="bfloat16", load_ref=True)  # fmt: skip
     assert ref is None  # When peft is set, ref_model is None
+    assert model.peft_config["default"].lora_alpha == 32 and tok.pad_token is not None
 
 
 def test_distributed_and_vllm_settings(workdir: Path) -> None:
