@@ -12,7 +12,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
-from .choices import DpoLossType, ReportTarget
+from .choices import DpoLossType, ReportTarget, ScaleRewards
 
 
 class OneOrList:
@@ -35,9 +35,33 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+class FromBool:
+    """Metadata for `Annotated[Literal[...], FromBool(true=..., false=...)]`: TRL's older boolean spelling of a
+    choice is accepted and stored as the choice TRL reads it as (scale_rewards: true is "group")."""
+
+    def __init__(self, true: str, false: str) -> None:
+        self.true, self.false = true, false
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        def choice(value: Any) -> Any:
+            return (self.true if value else self.false) if isinstance(value, bool) else value
+
+        return core_schema.no_info_before_validator_function(choice, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"anyOf": [handler(schema), {"type": "boolean"}]}
+
+    def __repr__(self) -> str:
+        return f"FromBool(true={self.true!r}, false={self.false!r})"
+
+
 ONE_OR_LIST = OneOrList()
 
 ReportTargets = Annotated[list[ReportTarget], ONE_OR_LIST]
 """report_to: one tracker or a list of them (TRL's `report_to: none` included)."""
 DpoLossTypes = Annotated[list[DpoLossType], ONE_OR_LIST]
 """DPO loss_type: one loss or a list of them (`loss_type: apo_zero` included)."""
+ScaleRewardsForm = Annotated[ScaleRewards, FromBool(true="group", false="none")]
+"""scale_rewards: group, batch or none; true and false as TRL reads them (group, none)."""

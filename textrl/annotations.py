@@ -9,7 +9,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .spec.forms import OneOrList
+from .spec.forms import FromBool, OneOrList
 
 _WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string", type(None): "null"}
 _NAMES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "None", Any: "Any"}
@@ -30,7 +30,7 @@ def strip_optional(tp: Any) -> Any:
     """`tp` without None; a one-or-list annotation (spec/forms.py) as its list type, which is what it stores."""
     members = tuple(m for m in union_members(tp) if m is not type(None))
     base = members[0] if len(members) == 1 else Union[members]  # noqa: UP007 - built from a tuple
-    return get_args(base)[0] if one_or_list(base) else base
+    return get_args(base)[0] if one_or_list(base) or from_bool(base) else base
 
 
 def one_or_list(tp: Any) -> bool:
@@ -38,9 +38,17 @@ def one_or_list(tp: Any) -> bool:
     return get_origin(tp) is typing.Annotated and any(isinstance(m, OneOrList) for m in tp.__metadata__)
 
 
+def from_bool(tp: Any) -> FromBool | None:
+    """The FromBool of `Annotated[Literal[...], FromBool(...)]` (a choice TRL also takes as a boolean), else None."""
+    if get_origin(tp) is not typing.Annotated:
+        return None
+    return next((m for m in tp.__metadata__ if isinstance(m, FromBool)), None)
+
+
 def literal_values(tp: Any) -> tuple[Any, ...]:
     """The allowed values of a Literal (or a Literal inside Optional/list), else ()."""
     for member in union_members(tp):
+        member = strip_optional(member) if from_bool(member) or one_or_list(member) else member
         if get_origin(member) is Literal:
             return get_args(member)
         if get_origin(member) is list and get_origin(get_args(member)[0]) is Literal:
@@ -67,6 +75,8 @@ def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
     bounds = bounds or {}
     if one_or_list(tp):
         return f"{describe(get_args(get_args(tp)[0])[0])}, or a list of these{_size_words(bounds)}"
+    if (legacy := from_bool(tp)) is not None:
+        return f"{describe(get_args(tp)[0])} (or true for {legacy.true!r}, false for {legacy.false!r})"
     if get_origin(tp) is typing.Annotated:
         base = get_args(tp)[0]
         pattern = _metadata_pattern(tp)

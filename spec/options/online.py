@@ -2,7 +2,8 @@
 
 from typing import Literal
 
-from ..choices import GrpoLossType, ImportanceSamplingLevel, MultiObjectiveAggregation, ScaleRewards, VllmMode
+from ..choices import GrpoLossType, ImportanceSamplingLevel, MultiObjectiveAggregation, VllmMode
+from ..forms import ScaleRewardsForm
 from ..model import Option
 
 NUM_GENERATIONS = Option(
@@ -72,10 +73,9 @@ GRPO_LOSS_TYPE = Option(
     "luspo (pair with importance_sampling_level sequence) or vespo.",
 )  # fmt: skip
 SCALE_REWARDS = Option(
-    name="scale_rewards", annotation=ScaleRewards, default="group", trl_name="scale_rewards", group="Loss",
-    hint="before TRL 0.22 this was a boolean: true is now 'group', false is 'none'",
+    name="scale_rewards", annotation=ScaleRewardsForm, default="group", trl_name="scale_rewards", group="Loss",
     description="Divide advantages by the reward std of the group, of the whole batch, or not at all (none, as "
-    "Dr. GRPO recommends).",
+    "Dr. GRPO recommends); true and false, TRL's older spelling, mean group and none.",
 )  # fmt: skip
 IMPORTANCE_SAMPLING_LEVEL = Option(
     name="importance_sampling_level", annotation=ImportanceSamplingLevel, default="token",

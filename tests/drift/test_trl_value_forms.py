@@ -91,6 +91,8 @@ def cases(algo: spec.Algorithm) -> list[tuple[str, str, Any]]:
         found += [(option.name, field.name, v) for v in field_values(hints[field.name], default, declared)]
     if "report_to" in options:  # TRL's own example configs write `report_to: none`
         found += [("report_to", "report_to", v) for v in ("none", "tensorboard", ["tensorboard"])]
+    if "scale_rewards" in options:  # TRL's older boolean spelling, still read by TRL
+        found += [("scale_rewards", "scale_rewards", v) for v in (True, False)]
     if algo.name == "dpo":
         found += [("loss_type", "loss_type", v) for v in ("apo_zero", ["sigmoid", "sft"])]
     return found
