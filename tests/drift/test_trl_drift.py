@@ -261,7 +261,7 @@ def test_defaults_match_trl_or_are_documented():
 
 def non_default_values(opt) -> list:
     """Valid values other than the default: every other choice of a Literal, else one value."""
-    ann, default = opt.annotation, opt.default
+    ann, default = strip_optional(opt.annotation) if opt.default is not None else opt.annotation, opt.default
     if opt.name in NON_DEFAULT:
         return [NON_DEFAULT[opt.name]]
     if typing.get_origin(ann) is Literal:

@@ -47,30 +47,33 @@ def test_extra_reaches_trl(out: str) -> None:
     assert trl_cfg.log_unique_prompts is True
 
 
+def test_extra_keys_of_a_newer_trl_warn_and_are_checked_at_build(out: str) -> None:
+    from textrl.errors import UnknownTRLFieldWarning
+
+    with pytest.warns(UnknownTRLFieldWarning, match=r"extra: log_unique_promts is not field\(s\) of trl\.GRPOConfig"):
+        cfg = TextRLConfig(algo="grpo", output_dir=out, extra={"log_unique_promts": True})
+    with pytest.raises(
+        ConfigError,
+        match=r"extra\.log_unique_promts: is not a field of the installed GRPOConfig\. Did you mean 'log_unique_prompts'\?",
+    ):
+        build_trl_config(cfg)
+
+
 @pytest.mark.parametrize(
-    ("extra", "match"),
-    [
-        (
-            {"log_unique_promts": True},
-            r"extra\.log_unique_promts: is not a field of the installed GRPOConfig\. Did you mean 'log_unique_prompts'\?",
-        ),
-        (
-            {"learning_rate": 1e-3},
-            r"extra\.learning_rate: is set by the TextRL option learning_rate\. Fix: remove it from extra and set learning_rate",
-        ),
-        (
-            {"gradient_checkpointing": False},
-            r"extra\.gradient_checkpointing: is set by the TextRL option gradient_checkpointing",
-        ),
-        (
-            {"activation_checkpointing": False},
-            r"extra\.activation_checkpointing: is set by the TextRL option gradient_checkpointing",
-        ),
-    ],
-)
-def test_extra_mistakes_are_named(out: str, extra: dict[str, object], match: str) -> None:
-    with pytest.raises(ConfigError, match=match):
-        build_trl_config(TextRLConfig(algo="grpo", output_dir=out, extra=extra))
+    ("extra", "option", "value"),
+    [({"learning_rate": 1e-3}, "learning_rate", 1e-3), ({"gradient_checkpointing": False}, "gradient_checkpointing", False),
+     ({"activation_checkpointing": False}, "gradient_checkpointing", False), ({"log_level": "info"}, "log_level", "info")],
+)  # fmt: skip
+def test_extra_keys_that_are_options_are_those_options(
+    out: str, extra: dict[str, object], option: str, value: object
+) -> None:
+    """TRL scripts pass everything as TRL fields: in extra they land on the typed option (checked like one), and the
+    same option set both ways is an error naming both."""
+    cfg = TextRLConfig(algo="grpo", output_dir=out, extra=extra)
+    assert getattr(cfg, option) == value and cfg.extra == {}  # type: ignore[attr-defined]
+    assert getattr(build_trl_config(cfg), next(iter(extra))) == value
+    with pytest.raises(ConfigError, match=rf"extra\.{next(iter(extra))}: sets the option {option}, which is also set"):
+        TextRLConfig(algo="grpo", output_dir=out, extra=extra, **{option: value})
 
 
 def test_extra_cannot_override_what_the_algorithm_fixes(out: str) -> None:

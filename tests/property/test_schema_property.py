@@ -193,7 +193,7 @@ def test_mutated_config_is_rejected_by_schema_and_textrl(name: str, data: st.Dat
 
 
 @pytest.mark.parametrize("trl_config", sorted({a.trl_config for a in spec.ALGORITHMS}))
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=20)
 @given(data=st.data())
 def test_mirrored_option_values(trl_config: str, data: st.DataObject) -> None:
     """One option mirrored from TRL, with a value its schema allows: TextRLConfig accepts it, and building TRL's
