@@ -124,3 +124,41 @@ def test_a_typo_in_any_section_is_named(section: dict[str, object], problems: li
     good = {"model": {"name": "x", "peft": {"r": 4}}, "dataset": {"path": "a.jsonl"}, "reward": {"model": "judge"},
             "distributed": {"strategy": "deepspeed"}}[key]  # fmt: skip
     TextRLConfig(algo="grpo", output_dir="o", **{key: good})
+
+
+RECIPE = """algo: dpo
+output_dir: data/model-dpo
+loss_type: apo_zero
+beta: 0.1
+learning_rate: 5.0e-7
+lr_scheduler_type: cosine_with_min_lr
+lr_scheduler_kwargs: {min_lr_rate: 0.1}
+gradient_checkpointing: true
+gradient_checkpointing_kwargs: {use_reentrant: false}
+use_liger_kernel: true
+do_eval: false
+eval_strategy: 'no'
+log_level: info
+logging_strategy: steps
+logging_steps: 5
+dataset_num_proc: 12
+push_to_hub: true
+hub_model_id: org/model-dpo
+hub_strategy: every_save
+report_to: none
+save_strategy: epoch
+seed: 42
+max_length: 2048
+"""
+
+
+def test_a_trl_recipes_fields_are_typed_options(tmp_path: Path) -> None:
+    """The TRL fields a public DPO recipe carries (issue 13 counted 18 problems in one): each is a typed option now,
+    in TRL's own value forms (report_to: none, loss_type: apo_zero, kwargs dicts)."""
+    cfg = from_yaml(tmp_path, RECIPE)
+    assert cfg.loss_type == ["apo_zero"] and cfg.report_to == ["none"] and cfg.use_liger_kernel is True  # type: ignore[attr-defined]
+    assert cfg.hub_strategy == "every_save" and cfg.lr_scheduler_kwargs == {"min_lr_rate": 0.1}  # type: ignore[attr-defined]
+    with pytest.raises(
+        ConfigError, match=r"hub_strategy: got 'every_sav' \(str\); allowed: one of 'end', 'every_save'"
+    ):
+        from_yaml(tmp_path, RECIPE.replace("every_save", "every_sav"))
