@@ -162,3 +162,22 @@ def test_a_trl_recipes_fields_are_typed_options(tmp_path: Path) -> None:
         ConfigError, match=r"hub_strategy: got 'every_sav' \(str\); allowed: one of 'end', 'every_save'"
     ):
         from_yaml(tmp_path, RECIPE.replace("every_save", "every_sav"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match", "twin"),
+    [
+        ({"algo": "grpo", "deepspeed": "ds.json"}, r"deepspeed: is a field of trl\.GRPOConfig that TextRL does not offer: "
+         r"TextRL writes TRL's DeepSpeed settings from the distributed: section\. Fix: distributed:",
+         {"algo": "grpo", "distributed": {"strategy": "deepspeed", "zero_stage": 3}}),
+        ({"algo": "dpo", "extra": {"model_init_kwargs": {"dtype": "bfloat16"}}}, r"extra\.model_init_kwargs: is not offered: "
+         r"TRL reads it only when it loads the policy from a name.*Fix: model: \{torch_dtype",
+         {"algo": "dpo", "model": {"name": "m", "torch_dtype": "bfloat16"}}),
+        ({"algo": "ipo", "loss_weights": [1.0]}, r"loss_weights: is not offered: algo='ipo' trains one loss \(ipo\).*Fix: use algo='dpo'",
+         {"algo": "dpo", "loss_type": ["ipo", "sft"], "loss_weights": [1.0, 0.5]}),
+    ],
+)  # fmt: skip
+def test_fields_not_offered_say_why(kwargs: dict[str, object], match: str, twin: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match=match):
+        TextRLConfig(output_dir="o", **kwargs)
+    TextRLConfig(output_dir="o", **twin)
