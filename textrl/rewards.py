@@ -17,6 +17,7 @@ from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import RewardError
+from .reward_checks import check_distinct_names, check_reward_object, is_model, model_reference, reward_name
 
 
 @runtime_checkable
@@ -107,114 +108,6 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-SUPPLIED = ("prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric")
-"""The keyword arguments TRL passes every reward function, besides the dataset's columns."""
-
-
-def reward_name(reward: Any) -> str:
-    """The name TRL logs a reward under (rewards/<name>/mean): a function's name, a model's checkpoint name."""
-    if isinstance(reward, str):
-        return reward.rstrip("/").split("/")[-1]
-    if _is_model(reward):
-        checkpoint = getattr(getattr(reward, "config", None), "_name_or_path", "") or type(reward).__name__
-        return str(checkpoint).split("/")[-1]
-    while isinstance(reward, functools.partial):
-        reward = reward.func
-    return str(getattr(reward, "__name__", type(reward).__name__))
-
-
-def check_reward_object(reward: Any, where: str) -> None:
-    """Refuse what cannot be a reward before training starts: None, a class instead of its instance, a value
-    that is not callable, a function whose parameters TRL cannot fill by keyword."""
-    if reward is None:
-        raise RewardError(
-            f"{where}: got None; allowed: a reward function, a BaseReward instance, compose(...), a "
-            "sequence-classification model or its folder/hub id. Fix: remove it or pass a reward.",
-            reward=where,
-        )
-    if inspect.isclass(reward):
-        raise RewardError(
-            f"{where}: got the class {reward.__name__}, not a reward: TRL would call it with prompts= and "
-            f"completions= and get a new {reward.__name__} object instead of scores. Fix: pass an instance, "
-            f"{reward.__name__}().",
-            reward=reward.__name__,
-        )
-    if isinstance(reward, str):
-        return  # a reward model's folder or hub id: TRL loads it
-    if not callable(reward):
-        raise RewardError(
-            f"{where}: got {type(reward).__name__} {_short(reward)}; allowed: a reward function, a BaseReward "
-            "instance, compose(...), a sequence-classification model or its folder/hub id. Fix: pass one of these.",
-            reward=where,
-        )
-    if not _is_model(reward) and not isinstance(reward, Composed):
-        check_signature(reward, None)
-
-
-def _signature_target(reward: Any) -> tuple[Any, int]:
-    """The callable whose parameters TRL's keywords must fill, and how many leading positional ones TextRL fills
-    itself (BaseReward.score gets prompts and completions positionally)."""
-    while hasattr(reward, "__wrapped__") and getattr(reward, "__textrl_reward__", False):
-        reward = reward.__wrapped__
-    if isinstance(reward, BaseReward):
-        return reward.score, 2
-    return reward, 0
-
-
-def check_signature(reward: Any, columns: Sequence[str] | None) -> None:
-    """Refuse a reward whose parameters TRL cannot fill: positional-only ones, required ones that are neither
-    TRL's keywords nor (when `columns` is known) a dataset column, and no way to receive the completions."""
-    target, skip = _signature_target(reward)
-    name = reward_name(reward)
-    try:
-        params = list(inspect.signature(target).parameters.values())[skip:]
-    except (TypeError, ValueError):  # builtins without a signature: nothing to check
-        return
-    kinds = inspect.Parameter
-    supplied = set(SUPPLIED) | {c for c in columns or () if c not in ("prompt", "completion", "completion_ids")}
-    takes_all = any(p.kind is kinds.VAR_KEYWORD for p in params)
-    shown_columns = ", ".join(sorted(supplied - set(SUPPLIED))) or "none"
-    for p in params:
-        if p.default is not kinds.empty or p.kind in (kinds.VAR_KEYWORD, kinds.VAR_POSITIONAL):
-            continue
-        if p.kind is kinds.POSITIONAL_ONLY:
-            raise RewardError(
-                f"reward {name!r}: parameter {p.name!r} is positional-only, but TRL passes everything by keyword "
-                f"({', '.join(SUPPLIED)}, and the dataset's columns). Fix: drop the '/' from the signature.",
-                reward=name,
-            )
-        if columns is not None and p.name not in supplied:
-            raise RewardError(
-                f"reward {name!r}: required parameter {p.name!r} is filled by nothing: TRL passes "
-                f"{', '.join(SUPPLIED)} and the dataset's columns (here: {shown_columns}) by keyword. Fix: rename "
-                f"it to one of these (e.g. def {name}(prompts, completions, **columns)), or give it a default.",
-                reward=name,
-            )
-    if skip == 0 and not takes_all and not {"completions", "completion_ids"} & {p.name for p in params}:
-        raise RewardError(
-            f"reward {name!r} takes neither completions nor completion_ids (its parameters: "
-            f"{', '.join(p.name for p in params) or 'none'}), so it cannot score what the model wrote. Fix: define "
-            f"it as def {name}(prompts, completions, **columns) returning one float per completion, or, if it "
-            "builds a reward, call it and pass what it returns.",
-            reward=name,
-        )
-
-
-def check_distinct_names(rewards: Sequence[Any], where: str) -> None:
-    """TRL logs each reward as rewards/<name>/mean; two with one name would be averaged into one metric."""
-    seen: dict[str, int] = {}
-    for i, reward in enumerate(rewards):
-        name = reward_name(reward)
-        if name in seen:
-            raise RewardError(
-                f"{where}: rewards {seen[name]} and {i} are both named {name!r}; TRL logs each reward as "
-                f"rewards/<name>/mean, so they would be averaged into one metric. Fix: give each its own name, "
-                "e.g. reward_fn(fn, name='brevity'), length_penalty(32, name='short') or a def of its own.",
-                reward=name,
-            )
-        seen[name] = i
-
-
 def reward_fn(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
     """Decorate a reward function: its output is checked (length, numbers, finite) and errors name it.
 
@@ -288,20 +181,9 @@ def as_reward(fn: Any) -> Any:
     """A callable with TextRL's contract checks (already-checked rewards, composites and models pass unchanged)."""
     if getattr(fn, "__textrl_reward__", False) or isinstance(fn, BaseReward | Composed):
         return fn
-    if callable(fn) and not _is_model(fn):
+    if callable(fn) and not is_model(fn):
         return reward_fn(fn)
     return fn
-
-
-def _model_reference(text: str) -> bool:
-    """A local folder or a hub id (org/name): the string forms TRL loads as a reward model."""
-    from pathlib import Path
-
-    return Path(text).expanduser().is_dir() or (text.count("/") == 1 and all(text.split("/")))
-
-
-def _is_model(obj: Any) -> bool:
-    return type(obj).__module__.startswith(("transformers", "peft", "torch")) or hasattr(obj, "config")
 
 
 @functools.cache
@@ -323,7 +205,7 @@ def threadable(reward: Any) -> bool:
     Not reward models, not async functions (TRL gathers those itself), and not TRL's own rewards: TRL's
     accuracy_reward, for one, turns its parsing timeout off outside the main thread.
     """
-    if isinstance(reward, str) or _is_model(reward) or is_async(reward):
+    if isinstance(reward, str) or is_model(reward) or is_async(reward):
         return False
     inner = reward
     while hasattr(inner, "__wrapped__"):
@@ -349,7 +231,7 @@ class Composed:
                 reward="compose",
             )
         for i, reward in enumerate(rewards):
-            if isinstance(reward, str) and not _model_reference(reward):
+            if isinstance(reward, str) and not model_reference(reward):
                 raise RewardError(
                     f"compose(): reward {i}: got the text {reward!r}, which is neither a reward model's folder nor "
                     "a hub id (org/name). Fix: pass the function itself (from my_rewards import f), or a model path.",

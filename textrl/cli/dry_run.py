@@ -9,7 +9,8 @@ from typing import Any
 
 from ..distributed import check_engines, trl_arguments
 from ..errors import ConfigError, Problem
-from ..rewards import Composed, as_reward, check_distinct_names, check_signature
+from ..reward_checks import check_distinct_names, check_signature
+from ..rewards import Composed, as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family
 from .assemble import Assembled
 from .evaluate import as_completion

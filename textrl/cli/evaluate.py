@@ -193,8 +193,9 @@ def eval_main(argv: list[str] | None = None) -> int:
         from transformers import set_seed
 
         from ..models import load_model
+        from ..reward_checks import check_signature
         from ..reward_refs import resolve_ref
-        from ..rewards import as_reward, check_signature
+        from ..rewards import as_reward
 
         rewards = {ref: as_reward(resolve_ref(ref, Path.cwd(), "--reward")) for ref in args.reward}
         data = _load_prompts(args)

@@ -6,18 +6,8 @@ import importlib
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem, RewardError
-from ..rewards import (
-    Composed,
-    _is_model,
-    as_reward,
-    check_distinct_names,
-    check_reward_object,
-    check_signature,
-    in_thread,
-    is_async,
-    skipping,
-    threadable,
-)
+from ..reward_checks import check_distinct_names, check_reward_object, check_signature, is_model
+from ..rewards import Composed, as_reward, in_thread, is_async, skipping, threadable
 from ..spec import Family
 from .base import TextRLTrainer
 
@@ -150,14 +140,14 @@ class OnlineTrainer(TextRLTrainer):
         self.trl_config.reward_weights = weights
         columns = list(self.train_dataset.column_names)
         for func in self.reward_funcs:  # now that the dataset's columns are known
-            if not isinstance(func, str) and not _is_model(func):
+            if not isinstance(func, str) and not is_model(func):
                 try:
                     check_signature(func, columns)
                 except RewardError as error:
                     raise ConfigError([Problem("reward", str(error))]) from None
         funcs = self.reward_funcs
         if getattr(self.config, "reward_errors", "raise") == "skip":
-            funcs = [f if isinstance(f, str) or _is_model(f) else skipping(f, self.skipped) for f in funcs]
+            funcs = [f if isinstance(f, str) or is_model(f) else skipping(f, self.skipped) for f in funcs]
         if self._threaded and len(self._threaded) + sum(map(is_async, funcs)) > 1:  # let their waits overlap
             funcs = [in_thread(f) if i in self._threaded else f for i, f in enumerate(funcs)]
         return {"reward_funcs": funcs}
