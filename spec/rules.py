@@ -418,8 +418,26 @@ COMPOSED_REWARD_WEIGHTS = Rule(
     check=_composed_weights,
 )
 
+def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
+    held_out = getattr(cfg.get("dataset"), "test_split_size", None)
+    if held_out is not None and cfg.get("eval_dataset") is not None:
+        return (
+            f"dataset.test_split_size={held_out} holds rows out as the evaluation set, and eval_dataset gives one "
+            "too. Fix: keep one: drop test_split_size to train on every row, or drop eval_dataset."
+        )
+    return None
+
+
+ONE_EVAL_SET = Rule(
+    name="one_eval_set",
+    fields=("dataset", "eval_dataset"),
+    description="dataset.test_split_size (rows held out for evaluation) and eval_dataset are not both given.",
+    check=_one_eval_set,
+)
+
 COMMON_RULES = (
     PRECISION,
+    ONE_EVAL_SET,
     ZERO3_NOT_QUANTIZED,
     QUANTIZED_NEEDS_PEFT,
     BEST_NEEDS_METRIC,

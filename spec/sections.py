@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -27,14 +27,17 @@ class PeftSection(Section):
     """LoRA scaling numerator (`lora_alpha`); None means 2 × r."""
     dropout: float = Field(0.05, ge=0, lt=1)
     """Dropout on the LoRA input."""
-    target_modules: list[str] | Literal["all-linear"] = "all-linear"
-    """Module names to adapt, or "all-linear" for every linear layer except the output head."""
+    target_modules: list[str] | Literal["all-linear"] | None = "all-linear"
+    """Module names to adapt, "all-linear" for every linear layer except the output head, or null for PEFT's default
+    for the architecture (what TRL's CLI does when a recipe leaves lora_target_modules unset)."""
     bias: Literal["none", "all", "lora_only"] = "none"
     """Which biases to train."""
     use_rslora: bool = False
     """Rank-stabilised LoRA scaling (alpha / sqrt(r))."""
     use_dora: bool = False
     """Weight-decomposed LoRA (DoRA)."""
+    modules_to_save: list[str] | None = None
+    """Modules trained in full and saved beside the adapter (TRL's lora_modules_to_save), e.g. [score]."""
 
 
 class ModelSection(Section):
@@ -56,37 +59,91 @@ class ModelSection(Section):
     """Run modelling code shipped with the checkpoint. Off by default: it executes code from the model repo."""
 
 
-class DatasetSection(Section):
-    """Where training (or evaluation) rows come from: exactly one of hub, path or list."""
+class _Source(Section):
+    """Where rows come from: exactly one of the sources, a split, and what load_dataset takes beside them."""
 
     hub: str | None = None
     """A hub dataset id, e.g. trl-lib/ultrafeedback_binarized."""
     path: str | None = None
     """A local .jsonl, .json, .csv or .parquet file."""
-    list: builtins.list[str | dict[str, Any]] | None = None
-    """Rows written inline: strings become prompt-only rows, mappings become rows as they are."""
     split: str = "train"
     """Split, with slicing, e.g. train or train[:1%]."""
     subset: str | None = None
-    """Dataset configuration name, for hub datasets that have several."""
+    """Dataset configuration name, for hub datasets that have several (load_dataset's name)."""
+    data_files: str | builtins.list[str] | dict[str, str | builtins.list[str]] | None = None
+    """Files of a hub dataset (or glob patterns) to load, as load_dataset's data_files."""
+    data_dir: str | None = None
+    """A folder of a hub dataset to load, as load_dataset's data_dir."""
+    columns: builtins.list[str] | None = None
+    """Keep only these columns (e.g. [prompt, chosen, rejected]); None keeps all."""
+
+    _SOURCES: ClassVar[tuple[str, ...]] = ("hub", "path")
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> Any:
+        given = [k for k in self._SOURCES if getattr(self, k) is not None]
+        if len(given) != 1:
+            seen = ", ".join(given) if given else "none of them"
+            raise ValueError(
+                f"a dataset needs exactly one of {', '.join(self._SOURCES[:-1])} or {self._SOURCES[-1]}; got {seen}. "
+                "Fix: keep one source, e.g. {hub: trl-lib/tldr, split: train} or {path: data/train.jsonl}."
+            )
+        return self
+
+
+class DatasetPart(_Source):
+    """One dataset of a mixture: a source, its split and columns, and how much of it to use."""
+
+    fraction: float | None = Field(None, gt=0)
+    """TRL's share of the mixture (DatasetConfig.fraction): shares are normalised to sum to one and each dataset
+    gives its first rows, as many as the largest mixture that oversamples none allows. All parts or none."""
+    weight: float | None = Field(None, gt=0, le=1)
+    """The share of this dataset's rows to keep, drawn at random with the mixture's seed (the dataset_mixture
+    `weight` of the alignment-handbook and open-r1 recipes)."""
+
+
+class DatasetSection(_Source):
+    """Where training (or evaluation) rows come from: exactly one of hub, path, list or mixture."""
+
+    list: builtins.list[str | dict[str, Any]] | None = None
+    """Rows written inline: strings become prompt-only rows, mappings become rows as they are."""
+    mixture: builtins.list[DatasetPart] | None = Field(None, min_length=1)
+    """Several datasets concatenated, each {hub or path, subset, split, columns, fraction or weight}."""
+    test_split_size: float | int | None = Field(None, gt=0)
+    """Hold out this share (below 1) or number of rows as the evaluation set, as TRL's test_split_size; only when no
+    eval_dataset is given."""
+    seed: int = 0
+    """Seed of the mixture's random weights and of the held-out split (TRL's split is unseeded; TextRL's repeats)."""
+
+    _SOURCES: ClassVar[tuple[str, ...]] = ("hub", "path", "list", "mixture")
 
     model_config = ConfigDict(
         json_schema_extra={
             "oneOf": [
                 {"required": [key], "properties": {key: {"type": kind}}}
-                for key, kind in (("hub", "string"), ("path", "string"), ("list", "array"))
+                for key, kind in (("hub", "string"), ("path", "string"), ("list", "array"), ("mixture", "array"))
             ]
         }
     )
 
     @model_validator(mode="after")
-    def _exactly_one_source(self) -> DatasetSection:
-        given = [k for k in ("hub", "path", "list") if getattr(self, k) is not None]
-        if len(given) != 1:
-            seen = ", ".join(given) if given else "none of them"
+    def _mixture_shares(self) -> DatasetSection:
+        parts = self.mixture or []
+        with_fraction = [p for p in parts if p.fraction is not None]
+        if with_fraction and len(with_fraction) != len(parts):
             raise ValueError(
-                f"a dataset needs exactly one of hub, path or list; got {seen}. "
-                "Fix: keep one source, e.g. {hub: trl-lib/tldr, split: train} or {path: data/train.jsonl}."
+                f"dataset.mixture: fraction is set on {len(with_fraction)} of {len(parts)} parts; TRL's shares are "
+                "normalised across all of them. Fix: set fraction on every part, or on none."
+            )
+        if with_fraction and any(p.weight is not None for p in parts):
+            raise ValueError(
+                "dataset.mixture: fraction (TRL's share of the mixture) and weight (a share of each dataset's rows) "
+                "are two ways of sizing a mixture. Fix: use one of them."
+            )
+        if isinstance(self.test_split_size, float) and self.test_split_size >= 1:
+            raise ValueError(
+                f"dataset.test_split_size={self.test_split_size}: a share is below 1 (a count is a whole number). "
+                "Fix: e.g. 0.1, or 500."
             )
         return self
 

@@ -379,18 +379,104 @@ def check_dataset(dataset: Any, data_format: str) -> Any:
 
 
 def from_section(section: Any, base_dir: Path, *, light: bool = False) -> Any:
-    """The dataset a config's `dataset:` (or `eval_dataset:`) section describes; relative paths are from base_dir.
+    """The training rows a config's `dataset:` (or `eval_dataset:`) section describes, less any rows held out by
+    `test_split_size`; relative paths are from base_dir.
 
     With `light=True`, inline lists and local JSONL files come back as `Rows` (no `datasets` import).
     """
-    if section.list is not None:
-        return Rows(_list_rows(section.list)) if light else from_list(section.list)
-    if section.path is not None:
-        path = Path(section.path)
+    return load_split(section, base_dir, light=light)[0]
+
+
+def load_split(section: Any, base_dir: Path, *, light: bool = False) -> tuple[Any, Any]:
+    """(training rows, held-out rows or None): a section's source or mixture, split by its test_split_size."""
+    if section.mixture is not None:
+        data = _mixture(section, base_dir, light)
+    else:
+        data = _source(section, base_dir, light, "dataset")
+    if section.test_split_size is None:
+        return data, None
+    return _hold_out(data, section.test_split_size, section.seed)
+
+
+def _source(source: Any, base_dir: Path, light: bool, where: str) -> Any:
+    """One source (a dataset section or a part of a mixture), its split, with only its `columns`."""
+    kwargs = {k: v for k in ("data_files", "data_dir") if (v := getattr(source, k, None)) is not None}
+    if getattr(source, "list", None) is not None:
+        data = Rows(_list_rows(source.list)) if light else from_list(source.list)
+    elif source.path is not None:
+        path = Path(source.path)
         path = path if path.is_absolute() else base_dir / path
         if not path.exists():
-            raise DataError(f"dataset.path: {path} does not exist. Fix: give a path relative to the config file.")
-        if path.suffix.lower() == ".jsonl" and section.split == "train":
-            return Rows(_jsonl_rows(path)) if light else from_jsonl(path)
-        return from_hub(str(path), split=section.split)
-    return from_hub(section.hub, split=section.split, subset=section.subset)
+            raise DataError(f"{where}.path: {path} does not exist. Fix: give a path relative to the config file.")
+        if path.suffix.lower() == ".jsonl" and source.split == "train" and not kwargs:
+            data = Rows(_jsonl_rows(path)) if light else from_jsonl(path)
+        else:
+            data = from_hub(str(path), split=source.split, **kwargs)
+    else:
+        data = from_hub(source.hub, split=source.split, subset=source.subset, **kwargs)
+    if source.columns is None:
+        return data
+    missing = [c for c in source.columns if c not in data.column_names]
+    if missing:
+        raise DataError(
+            f"{where}.columns: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the data; its "
+            f"columns: {', '.join(data.column_names)}. Fix: list columns the data has."
+        )
+    if isinstance(data, Rows):
+        return Rows([{c: row.get(c) for c in source.columns} for row in data.rows])
+    return data.select_columns(source.columns)
+
+
+def _mixture(section: Any, base_dir: Path, light: bool) -> Any:
+    """The parts of `dataset.mixture`, sized by TRL's `fraction` or the recipe collections' `weight`, concatenated."""
+    import random
+
+    parts = [_source(p, base_dir, light, f"dataset.mixture[{i}]") for i, p in enumerate(section.mixture)]
+    fractions = [p.fraction for p in section.mixture]
+    if fractions[0] is not None:  # as TRL's get_dataset: first rows, the largest mixture that oversamples none
+        shares = [f / sum(fractions) for f in fractions]
+        total = min(len(d) / share for d, share in zip(parts, shares, strict=True))
+        parts = [d.select(range(round(share * total))) for d, share in zip(parts, shares, strict=True)]
+    for i, (data, part) in enumerate(zip(parts, section.mixture, strict=True)):
+        if part.weight is not None:  # as alignment-handbook and open-r1: a seeded random share of the rows
+            keep = int(len(data) * part.weight)
+            if isinstance(data, Rows):
+                parts[i] = data.select(random.Random(section.seed).sample(range(len(data)), keep))
+            else:
+                parts[i] = data.shuffle(seed=section.seed).select(range(keep))
+    if all(isinstance(d, Rows) for d in parts):
+        return Rows([row for d in parts for row in d.rows])
+    from datasets import Dataset, concatenate_datasets
+
+    tables = [Dataset.from_list(d.rows) if isinstance(d, Rows) else d for d in parts]
+    layouts = {tuple(sorted(d.column_names)) for d in tables}
+    if len(layouts) > 1:
+        shown = "; ".join(f"[{i}] {', '.join(d.column_names)}" for i, d in enumerate(tables))
+        raise DataError(
+            f"dataset.mixture: the parts have different columns ({shown}). Fix: give each part the same columns, "
+            "e.g. columns: [prompt, chosen, rejected]."
+        )
+    try:
+        return concatenate_datasets(tables)
+    except ValueError as exc:
+        raise DataError(f"dataset.mixture: the parts cannot be joined: {exc}. Fix: give the columns one type.") from None
+
+
+def _hold_out(data: Any, size: float | int, seed: int) -> tuple[Any, Any]:
+    """(train, test) as datasets' train_test_split cuts them (a share rounds the test part up), seeded."""
+    import math
+    import random
+
+    total = len(data)
+    test = math.ceil(size * total) if isinstance(size, float) else size
+    if not 0 < test < total:
+        raise DataError(
+            f"dataset.test_split_size={size} leaves {test} of {total} rows for evaluation and {total - test} for "
+            "training; both need at least one. Fix: a share such as 0.1, or fewer rows."
+        )
+    if not isinstance(data, Rows):
+        halves = data.train_test_split(test_size=size, seed=seed)
+        return halves["train"], halves["test"]
+    order = list(range(total))
+    random.Random(seed).shuffle(order)
+    return data.select(order[test:]), data.select(order[:test])

@@ -62,6 +62,7 @@ def lora_config(peft: Any, task_type: str = "CAUSAL_LM") -> Any:
         bias=peft.bias,
         use_rslora=peft.use_rslora,
         use_dora=peft.use_dora,
+        modules_to_save=peft.modules_to_save,
         task_type=task_type,
     )
 

@@ -33,4 +33,10 @@ EXTRA = Option(
     "against that class when the TRL config is built.",
 )  # fmt: skip
 
-SECTIONS = (MODEL, DATASET, EVAL_DATASET, DISTRIBUTED, EXTRA)
+ENV = Option(
+    name="env", annotation=dict[str, str | int | float | bool], default={}, trl_name=None, group="Sections", cli=False,
+    description="Environment variables textrl-train sets before anything else runs (WANDB_PROJECT: my-project), "
+    "as the env: block of TRL's CLI configs; values are written as text.",
+)  # fmt: skip
+
+SECTIONS = (MODEL, DATASET, EVAL_DATASET, DISTRIBUTED, EXTRA, ENV)

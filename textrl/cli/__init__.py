@@ -1,4 +1,4 @@
-"""Console entry points: textrl-train, textrl-merge, textrl-eval, textrl-dump, textrl-report.
+"""Console entry points: textrl-train, textrl-merge, textrl-eval, textrl-dump, textrl-report, textrl-convert.
 
 Also `python -m textrl.cli <command>`.
 
@@ -11,7 +11,7 @@ import sys
 
 from .train import train_main, train_parser
 
-COMMANDS = ("train", "merge", "eval", "dump", "report")
+COMMANDS = ("train", "merge", "eval", "dump", "report", "convert")
 
 
 def merge_main(argv: list[str] | None = None) -> int:
@@ -38,14 +38,27 @@ def report_main(argv: list[str] | None = None) -> int:
     return run(argv)
 
 
+def convert_main(argv: list[str] | None = None) -> int:
+    from .convert import convert_main as run
+
+    return run(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m textrl.cli train --config cfg.yaml` (the form `accelerate launch -m textrl.cli` uses)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in COMMANDS:
         print(f"usage: python -m textrl.cli {{{','.join(COMMANDS)}}} [options]", file=sys.stderr)
         return 2
-    commands = {"train": train_main, "merge": merge_main, "eval": eval_main, "dump": dump_main, "report": report_main}
+    commands = {
+        "train": train_main,
+        "merge": merge_main,
+        "eval": eval_main,
+        "dump": dump_main,
+        "report": report_main,
+        "convert": convert_main,
+    }
     return commands[args[0]](args[1:])
 
 
-__all__ = ["dump_main", "eval_main", "main", "merge_main", "report_main", "train_main", "train_parser"]
+__all__ = ["convert_main", "dump_main", "eval_main", "main", "merge_main", "report_main", "train_main", "train_parser"]

@@ -14,9 +14,10 @@ from typing import Any, Literal, get_args, get_origin
 from ..annotations import is_optional, strip_optional, union_members
 from ..config import TextRLConfig, config_class, route_extra
 from ..errors import ConfigError, Problem
+from ..trl_recipe import Translation
 from ..yaml_io import key_lines, load_yaml, read_config_text
 
-SECTIONS = ("model", "dataset", "eval_dataset", "reward", "distributed", "extra")
+SECTIONS = ("model", "dataset", "eval_dataset", "reward", "distributed", "extra", "env")
 
 
 @dataclass
@@ -26,6 +27,8 @@ class Assembled:
     config: TextRLConfig
     path: Path | None
     sources: dict[str, str] = field(default_factory=dict)
+    translation: Translation | None = None
+    """For a TRL-format recipe (`--trl`): what became of each of its keys."""
 
     @property
     def base_dir(self) -> Path:
@@ -77,8 +80,13 @@ def parse_value(raw: str, annotation: Any, flag: str = "--flag") -> Any:
     return value
 
 
-def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[str, str], sets: list[str]) -> Assembled:
-    """Merge YAML, `--set key=value` and flags (already parsed by argparse) and validate the result."""
+def assemble(
+    path: str | Path | None, flags: dict[str, Any], flag_names: dict[str, str], sets: list[str], trl: str | None = None
+) -> Assembled:
+    """Merge YAML, `--set key=value` and flags (already parsed by argparse) and validate the result.
+
+    With `trl` (a TRL CLI command: grpo, dpo, ...), the YAML file is a recipe for that command, translated first.
+    """
     text = ""
     data: dict[str, Any] = {}
     config_path = Path(path) if path else None
@@ -104,6 +112,17 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
             )
         data = dict(loaded)
     lines = key_lines(text) if text else {}
+    translation = None
+    if trl is not None:
+        from ..trl_recipe import raise_problems, translate
+
+        if config_path is None:
+            raise ConfigError([Problem("--trl", "needs --config RECIPE.yaml, the recipe written for TRL's CLI.")])
+        if "algo" in flags:
+            raise ConfigError([Problem("--algo", "--trl already names the algorithm. Fix: drop --algo.")])
+        translation = translate(data, trl, lines=lines, base_dir=config_path.parent)
+        raise_problems(translation, config_path)
+        data, lines = translation.config, translation.lines
     sources = {key: "YAML" for key in data}
     pending: list[tuple[str, Any]] = []  # --set of a key outside the sections: an option, or a field for extra
     for item in sets:
@@ -157,7 +176,7 @@ def assemble(path: str | Path | None, flags: dict[str, Any], flag_names: dict[st
         config = TextRLConfig.model_validate(data)
     except ConfigError as error:
         raise locate(error, lines, config_path, used_flags) from None
-    return Assembled(config=config, path=config_path, sources=sources)
+    return Assembled(config=config, path=config_path, sources=sources, translation=translation)
 
 
 def _set_nested(data: dict[str, Any], key: str, value: Any) -> None:

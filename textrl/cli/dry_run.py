@@ -128,9 +128,13 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
 
 def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: float | None = None) -> int:
     """Print what the run would do; exit status 0 when it would start."""
-    from ..data import check_dataset, from_section
+    from ..data import check_dataset, from_section, load_split
 
     cfg, algo = run.config, run.config.algorithm()
+    if run.translation is not None:
+        notes = run.translation.notes
+        print(f"recipe: {run.path}, written for TRL's CLI; {len(notes)} of its keys translated:")
+        print("\n".join(f"  {note}" for note in notes))
     print(f"config: valid, algo={algo.name} ({algo.title}, {algo.family.value}) -> {algo.trl_trainer}")
     model = _require(run, "model")
     print(
@@ -140,13 +144,22 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
 
     what = "--device-memory" if device_memory is not None else ""
     print("\n".join(describe_plan(cfg, run.base_dir, device_memory, what)))
-    rows = check_dataset(from_section(_require(run, "dataset"), run.base_dir, light=True), algo.data_format.name)
-    print(f"dataset: {len(rows)} rows, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok")
+    section = _require(run, "dataset")
+    rows, evaluation = load_split(section, run.base_dir, light=True)
+    rows = check_dataset(rows, algo.data_format.name)
+    parts = f" from a mixture of {len(section.mixture)} datasets" if section.mixture else ""
+    print(
+        f"dataset: {len(rows)} rows{parts}, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok"
+    )
     eval_section = getattr(cfg, "eval_dataset", None)
-    evaluation = None
     if eval_section is not None:
-        evaluation = check_dataset(from_section(eval_section, run.base_dir, light=True), algo.data_format.name)
-        print(f"eval_dataset: {len(evaluation)} rows: ok")
+        evaluation = from_section(eval_section, run.base_dir, light=True)
+    if evaluation is not None:
+        evaluation = check_dataset(evaluation, algo.data_format.name)
+        held = f" (held out of dataset by test_split_size={section.test_split_size})" if eval_section is None else ""
+        print(f"eval_dataset: {len(evaluation)} rows{held}: ok")
+    if cfg.env:  # type: ignore[attr-defined]
+        print("env: " + ", ".join(f"{k}={v}" for k, v in cfg.env.items()))  # type: ignore[attr-defined]
     print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}))
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))

@@ -32,6 +32,12 @@ def train_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", metavar="FILE", help="The YAML config (algo, options, model, dataset, reward).")
     parser.add_argument("--algo", metavar="NAME", help="The algorithm, if the YAML file does not say it.")
+    parser.add_argument(
+        "--trl",
+        choices=("grpo", "rloo", "dpo", "kto", "reward"),
+        help="The --config file is a recipe written for TRL's CLI (trl CMD --config FILE): run it as that command "
+        "would, through TextRL's checks. textrl-convert writes the TextRL YAML it amounts to.",
+    )
     parser.add_argument("--dry-run", action="store_true", help="Check everything a run would touch, load no model.")
     parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
     parser.add_argument("--overwrite", action="store_true", help="Delete a non-empty output_dir and start over.")
@@ -198,7 +204,7 @@ def _require(run: Assembled, key: str) -> Any:
 
 def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     from .. import OnlineTrainer, PreferenceTrainer, RewardModelTrainer
-    from ..data import from_section
+    from ..data import from_section, load_split
     from ..models import load_section
     from ..reward_refs import reward_from_section
     from ..spec import Family
@@ -212,9 +218,9 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
         check_overwrite(run, output_dir)
         if int(os.environ.get("RANK", "0")) == 0:
             shutil.rmtree(output_dir)
-    train = from_section(dataset_section, run.base_dir)
+    train, held_out = load_split(dataset_section, run.base_dir)
     eval_section = getattr(cfg, "eval_dataset", None)
-    evaluation = from_section(eval_section, run.base_dir) if eval_section is not None else None
+    evaluation = from_section(eval_section, run.base_dir) if eval_section is not None else held_out
     reward = reward_from_section(_require(run, "reward"), run.base_dir) if family is Family.ONLINE else None
     from ..trl_build import build_trl_config
 
@@ -323,7 +329,7 @@ def train_main(argv: list[str] | None = None) -> int:
         processes = launch_processes(args.get("num_processes")) if launch_file else 1
         if launch_file:
             os.environ["WORLD_SIZE"] = str(processes)  # batch rules check the world the run will have
-        run = assemble(args.get("config"), flags, names, args.get("set") or [])
+        run = assemble(args.get("config"), flags, names, args.get("set") or [], trl=args.get("trl"))
         if launch_file:
             return write_launch_config(run, Path(launch_file), processes)
         if args.get("dry_run"):
@@ -334,6 +340,14 @@ def train_main(argv: list[str] | None = None) -> int:
                 resume=bool(args.get("resume")),
                 overwrite=bool(args.get("overwrite")),
                 device_memory=args.get("device_memory"),
+            )
+        for key, value in getattr(run.config, "env", {}).items():  # as TRL's CLI: before the run imports anything
+            os.environ[key] = str(value)
+        if run.translation is not None:
+            print(
+                f"textrl-train: {run.path} read as a recipe for trl {args['trl']}: {len(run.translation.notes)} "
+                "translations (--dry-run lists them)",
+                file=sys.stderr,
             )
         return run_training(run, resume=bool(args.get("resume")), overwrite=bool(args.get("overwrite")))
     except (ConfigError, DataError, RewardError) as exc:
