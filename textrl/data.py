@@ -459,7 +459,9 @@ def _mixture(section: Any, base_dir: Path, light: bool) -> Any:
     try:
         return concatenate_datasets(tables)
     except ValueError as exc:
-        raise DataError(f"dataset.mixture: the parts cannot be joined: {exc}. Fix: give the columns one type.") from None
+        raise DataError(
+            f"dataset.mixture: the parts cannot be joined: {exc}. Fix: give the columns one type."
+        ) from None
 
 
 def _hold_out(data: Any, size: float | int, seed: int) -> tuple[Any, Any]:

@@ -97,7 +97,7 @@ COLLECTION_KEYS = {
     "and set vllm_mode: server (with trl vllm-serve on that GPU) or vllm_mode: colocate",
 }
 
-ACCELERATE_PROFILES = {
+ACCELERATE_PROFILES: dict[str, dict[str, Any]] = {
     "zero1": {"strategy": "deepspeed", "zero_stage": 1},
     "zero2": {"strategy": "deepspeed", "zero_stage": 2},
     "zero3": {"strategy": "deepspeed", "zero_stage": 3},
@@ -259,7 +259,9 @@ def _model(recipe: _Recipe, algo: spec.Algorithm) -> None:
         local = recipe.local(str(name))
         recipe.put(("model", "name"), local if local is not None else name, "model_name_or_path")
         if local is not None and local != name:
-            recipe.note("model_name_or_path", f"the local folder {name}, written as {local} from the new config's folder")
+            recipe.note(
+                "model_name_or_path", f"the local folder {name}, written as {local} from the new config's folder"
+            )
     revision = recipe.take("model_revision")
     if revision is not None:
         recipe.put(("model", "revision"), revision, "model_revision")
@@ -270,7 +272,9 @@ def _model(recipe: _Recipe, algo: spec.Algorithm) -> None:
     source = "dtype" if dtype is not None else "torch_dtype"
     if chosen is None:
         recipe.put(("model", "torch_dtype"), "float32", "model_name_or_path")
-        recipe.note("dtype", "not set: float32, the default of TRL's ModelConfig (TextRL alone would pick bf16 on a GPU)")
+        recipe.note(
+            "dtype", "not set: float32, the default of TRL's ModelConfig (TextRL alone would pick bf16 on a GPU)"
+        )
     else:
         recipe.put(("model", "torch_dtype"), chosen, source)
         if old is not None:
@@ -383,14 +387,15 @@ def _data(recipe: _Recipe, algo: spec.Algorithm) -> None:
         return
     name, subset = recipe.take("dataset_name"), recipe.take("dataset_config")
     train_split, test_split = recipe.take("dataset_train_split", "train"), recipe.take("dataset_test_split", "test")
-    streaming = recipe.take("dataset_streaming", False) or recipe.take("streaming", False)
+    streaming_key = "dataset_streaming" if recipe.left.get("dataset_streaming") else "streaming"
+    streaming = recipe.take("dataset_streaming", False) | bool(recipe.take("streaming", False))
     trl_mixture, mixture = recipe.take("datasets"), recipe.take("dataset_mixture")
     held_out = recipe.take("test_split_size")
     evaluates = recipe.left.get("eval_strategy", "no") not in ("no", None, False)
     if streaming:
-        key = "dataset_streaming" if recipe.line("dataset_streaming") else "streaming"
         recipe.refuse(
-            key, "streaming is not offered: TextRL checks and counts the rows before training. Fix: drop it; for a "
+            streaming_key,
+            "streaming is not offered: TextRL checks and counts the rows before training. Fix: drop it; for a "
             "large dataset, slice the split (dataset_train_split: train[:100000]).",
         )  # fmt: skip
     if trl_mixture and mixture:
@@ -436,13 +441,18 @@ def _old_mixer(recipe: _Recipe, *, evaluates: bool) -> None:
         return
     train = [s for s in splits if "train" in str(s)]
     test = [s for s in splits if "test" in str(s)]
-    parts = [{**_source(recipe, str(n), "dataset_mixer"), "split": s, "weight": w} for s in train for n, w in mixer.items()]
+    parts = [
+        {**_source(recipe, str(n), "dataset_mixer"), "split": s, "weight": w} for s in train for n, w in mixer.items()
+    ]
     for part in parts:
         if part["weight"] == 1:
             del part["weight"]
     recipe.put(("dataset",), {"mixture": parts, "seed": 42}, "dataset_mixer")
-    recipe.note("dataset_mixer", f"dataset.mixture of {len(parts)} datasets (splits {', '.join(map(str, train))}); a "
-                "fraction below 1 keeps a random share of the rows, where the handbook kept the first rows")  # fmt: skip
+    recipe.note(
+        "dataset_mixer",
+        f"dataset.mixture of {len(parts)} datasets (splits {', '.join(map(str, train))}); a "
+        "fraction below 1 keeps a random share of the rows, where the handbook kept the first rows",
+    )
     if evaluates and test:
         held = [{**_source(recipe, str(n), "dataset_mixer"), "split": s} for s in test for n in mixer]
         recipe.put(("eval_dataset",), {"mixture": held}, "dataset_splits")
@@ -588,7 +598,9 @@ def _renamed(recipe: _Recipe, algo: spec.Algorithm) -> None:
         if key in recipe.left and key not in fields:
             value = recipe.take(key)
             if algo.family is spec.Family.ONLINE:
-                text = f"dropped ({value}): TRL removed it in 0.28 and no longer truncates prompts; the dry run and the "
+                text = (
+                    f"dropped ({value}): TRL removed it in 0.28 and no longer truncates prompts; the dry run and the "
+                )
                 text += "dataset check flag prompts longer than the model's context"
             else:
                 text = f"dropped ({value}): TRL removed it in 0.29; max_length bounds prompt plus completion"
@@ -646,7 +658,8 @@ def _rest(recipe: _Recipe, algo: spec.Algorithm) -> None:
                 recipe.note(key, "dropped: the model's own tokenizer, as TextRL loads it")
             else:
                 recipe.refuse(
-                    key, f"is {value!r}, not the model ({recipe.model_name}); TextRL loads the tokenizer saved with the "
+                    key,
+                    f"is {value!r}, not the model ({recipe.model_name}); TextRL loads the tokenizer saved with the "
                     "model. Fix: save that tokenizer into the model folder, then drop the key.",
                 )  # fmt: skip
         elif key in COLLECTION_KEYS:

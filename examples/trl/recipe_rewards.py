@@ -1,4 +1,4 @@
-"""The reward of grpo_recipe.yaml, named there as TRL's GRPO script names one: recipe_rewards.lowercase_share."""
+"""The reward of grpo_recipe.yml, named there as TRL's GRPO script names one: recipe_rewards.lowercase_share."""
 
 
 def lowercase_share(completions: list[str], **_: object) -> list[float]:

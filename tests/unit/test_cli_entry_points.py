@@ -34,7 +34,7 @@ def test_train_version() -> None:
     assert done.returncode == 0 and done.stdout.strip() == "textrl 1.0.0"
 
 
-@pytest.mark.parametrize("command", ["textrl-merge", "textrl-eval", "textrl-dump", "textrl-report"])
+@pytest.mark.parametrize("command", ["textrl-merge", "textrl-eval", "textrl-dump", "textrl-report", "textrl-convert"])
 def test_other_commands_have_help(command: str) -> None:
     done = _run(command, "--help")
     assert done.returncode == 0 and "usage:" in done.stdout
@@ -42,4 +42,4 @@ def test_other_commands_have_help(command: str) -> None:
 
 def test_module_form_dispatches() -> None:
     done = subprocess.run([sys.executable, "-m", "textrl.cli", "nope"], capture_output=True, text=True)
-    assert done.returncode == 2 and "usage: python -m textrl.cli {train,merge,eval,dump,report}" in done.stderr
+    assert done.returncode == 2 and "usage: python -m textrl.cli {train,merge,eval,dump,report,convert}" in done.stderr

@@ -41,7 +41,9 @@ def schema_reference(out_dir: Path) -> str:
         return str(schema)
 
 
-def render(config: dict[str, Any], *, recipe: Path, trl: str, notes: list[str], problems: list[str], out_dir: Path) -> str:
+def render(
+    config: dict[str, Any], *, recipe: Path, trl: str, notes: list[str], problems: list[str], out_dir: Path
+) -> str:
     """The TextRL YAML text: schema modeline, where it came from, each translation and each key left, then the
     config."""
     import yaml
@@ -105,7 +107,9 @@ def convert_main(argv: list[str] | None = None) -> int:
         return 2
     print(f"textrl-convert: wrote {output} ({len(notes)} translations)")
     for p in translation.problems:
-        print(f"textrl-convert: {recipe}:{p.where[5:] + ':' if p.where else ''} {p.field}: {p.message}", file=sys.stderr)
+        print(
+            f"textrl-convert: {recipe}:{p.where[5:] + ':' if p.where else ''} {p.field}: {p.message}", file=sys.stderr
+        )
     if problems:
         print(
             f"textrl-convert: {len(problems)} key(s) of the recipe need your hand; they are listed at the top of "
