@@ -3,6 +3,7 @@ passing twin. Runs before any model is loaded (imports `datasets` only)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,81 @@ def test_bad_files_are_named_errors(tmp_path: Path, name: str, raw: bytes, match
             read()
     path.write_bytes(GOOD_FILES[name])
     assert list(from_hub(str(path))["prompt"]) == ["ok", "café"]
+
+
+# --- mixtures (dataset.mixture), columns and held-out rows --------------------------------------------------------
+
+
+def _numbered(path: Path, name: str, count: int) -> None:
+    path.write_text("".join(json.dumps({"prompt": f"{name} {i}", "extra": i}) + "\n" for i in range(count)))
+
+
+def test_mixture_with_fractions_is_trls_mixture(tmp_path: Path) -> None:
+    """The same rows, in the same order, as TRL's own get_dataset for a DatasetMixtureConfig with fractions."""
+    from trl import DatasetMixtureConfig, get_dataset
+    from trl.scripts.utils import DatasetConfig
+
+    from textrl.data import from_section
+    from textrl.spec.sections import DatasetSection
+
+    _numbered(tmp_path / "a.jsonl", "a", 30)
+    _numbered(tmp_path / "b.jsonl", "b", 12)
+    trl_rows = get_dataset(
+        DatasetMixtureConfig(
+            datasets=[
+                DatasetConfig(path="json", data_files=str(tmp_path / "a.jsonl"), columns=["prompt"], fraction=0.7),
+                DatasetConfig(path="json", data_files=str(tmp_path / "b.jsonl"), columns=["prompt"], fraction=0.3),
+            ]
+        )
+    )["train"]
+    section = DatasetSection(
+        mixture=[
+            {"path": "a.jsonl", "columns": ["prompt"], "fraction": 0.7},
+            {"path": "b.jsonl", "columns": ["prompt"], "fraction": 0.3},
+        ]
+    )
+    for light in (False, True):
+        rows = from_section(section, tmp_path, light=light)
+        assert list(rows["prompt"]) == list(trl_rows["prompt"]) and rows.column_names == ["prompt"]
+    assert len(trl_rows) == 40  # b's 12 rows are 30 %: 28 of a's rows join them
+
+
+def test_mixture_weights_and_held_out_rows(tmp_path: Path) -> None:
+    """weight keeps a seeded random share of each dataset (the recipe collections' form); test_split_size holds
+    rows out as datasets' train_test_split would, the same rows each time."""
+    from textrl.data import load_split
+    from textrl.spec.sections import DatasetSection
+
+    _numbered(tmp_path / "a.jsonl", "a", 20)
+    _numbered(tmp_path / "b.jsonl", "b", 10)
+    section = DatasetSection(
+        mixture=[{"path": "a.jsonl", "weight": 0.5}, {"path": "b.jsonl"}], test_split_size=0.2, seed=3
+    )
+    for light in (False, True):
+        train, held = load_split(section, tmp_path, light=light)
+        assert (len(train), len(held)) == (16, 4)  # 10 of a + 10 of b; a fifth held out, rounded up
+        prompts = list(train["prompt"]) + list(held["prompt"])
+        assert sum(p.startswith("a ") for p in prompts) == 10 and len(set(prompts)) == 20
+        again = load_split(section, tmp_path, light=light)
+        assert list(again[1]["prompt"]) == list(held["prompt"])  # seeded
+    whole = DatasetSection(path="a.jsonl", test_split_size=25)
+    with pytest.raises(DataError, match=r"test_split_size=25 leaves 25 of 20 rows for evaluation"):
+        load_split(whole, tmp_path)
+
+
+def test_mixture_parts_must_agree_on_columns(tmp_path: Path) -> None:
+    from textrl.data import from_section
+    from textrl.spec.sections import DatasetSection
+
+    _numbered(tmp_path / "a.jsonl", "a", 4)
+    (tmp_path / "b.jsonl").write_text(json.dumps({"prompt": "x"}) + "\n")
+    section = DatasetSection(mixture=[{"path": "a.jsonl"}, {"path": "b.jsonl", "split": "train[:1]"}])
+    with pytest.raises(DataError, match=r"dataset\.mixture: the parts have different columns \(\[0\] prompt, extra; "
+                       r"\[1\] prompt\)\. Fix: give each part the same columns"):  # fmt: skip
+        from_section(section, tmp_path)
+    fixed = DatasetSection(mixture=[{"path": "a.jsonl", "columns": ["prompt"]}, {"path": "b.jsonl"}])
+    assert len(from_section(fixed, tmp_path)) == 5
+    with pytest.raises(DataError, match=r"dataset\.mixture\[1\]\.columns: answer is not in the data; its columns: "
+                       r"prompt\. Fix"):  # fmt: skip
+        from_section(DatasetSection(mixture=[{"path": "a.jsonl"}, {"path": "b.jsonl", "columns": ["answer"]}]),
+                     tmp_path)  # fmt: skip
