@@ -58,7 +58,7 @@ env:
   RECIPE_MARK: from-the-env-block
 """
 
-REWARD = '''\
+REWARD = """\
 import os
 from pathlib import Path
 
@@ -66,7 +66,7 @@ from pathlib import Path
 def marked_lowercase(completions, **_):
     Path("mark.txt").write_text(os.environ.get("RECIPE_MARK", "unset"))
     return [sum(ch.islower() for ch in c) / max(len(c), 1) for c in completions]
-'''
+"""
 
 
 def _pairs(folder: Path) -> None:
@@ -161,3 +161,11 @@ def test_recipe_mistakes_point_at_the_recipe_line(cli, tmp_path: Path) -> None: 
     write(tmp_path / "grpo_recipe.yaml", GRPO_RECIPE.replace("model_name_or_path: textrl:tiny", "dtype: bf16"))
     done = cli("textrl-train", "--trl", "grpo", "--config", "grpo_recipe.yaml", "--dry-run")
     assert done.returncode == 2 and "model_name_or_path: is missing" in done.stderr
+
+
+def test_the_documented_recipe_dry_runs(cli) -> None:  # type: ignore[no-untyped-def]
+    recipe = Path(__file__).resolve().parents[2] / "examples/trl/grpo_recipe.yml"
+    done = cli("textrl-train", "--trl", "grpo", "--config", str(recipe), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "line 9: reward_funcs: reward: recipe_rewards:lowercase_share" in done.stdout
+    assert "reward called on 4 dataset rows" in done.stdout and "dry run: the run would start" in done.stdout
