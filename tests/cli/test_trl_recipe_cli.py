@@ -167,5 +167,5 @@ def test_the_documented_recipe_dry_runs(cli) -> None:  # type: ignore[no-untyped
     recipe = Path(__file__).resolve().parents[2] / "examples/trl/grpo_recipe.yml"
     done = cli("textrl-train", "--trl", "grpo", "--config", str(recipe), "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "line 9: reward_funcs: reward: recipe_rewards:lowercase_share" in done.stdout
+    assert "line 8: reward_funcs: reward: recipe_rewards:lowercase_share" in done.stdout
     assert "reward called on 4 dataset rows" in done.stdout and "dry run: the run would start" in done.stdout
