@@ -418,6 +418,7 @@ COMPOSED_REWARD_WEIGHTS = Rule(
     check=_composed_weights,
 )
 
+
 def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
     held_out = getattr(cfg.get("dataset"), "test_split_size", None)
     if held_out is not None and cfg.get("eval_dataset") is not None:
