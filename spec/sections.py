@@ -94,6 +94,12 @@ class _Source(Section):
 class DatasetPart(_Source):
     """One dataset of a mixture: a source, its split and columns, and how much of it to use."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [{"required": [key], "properties": {key: {"type": "string"}}} for key in ("hub", "path")]
+        }
+    )
+
     fraction: float | None = Field(None, gt=0)
     """TRL's share of the mixture (DatasetConfig.fraction): shares are normalised to sum to one and each dataset
     gives its first rows, as many as the largest mixture that oversamples none allows. All parts or none."""
@@ -125,27 +131,6 @@ class DatasetSection(_Source):
             ]
         }
     )
-
-    @model_validator(mode="after")
-    def _mixture_shares(self) -> DatasetSection:
-        parts = self.mixture or []
-        with_fraction = [p for p in parts if p.fraction is not None]
-        if with_fraction and len(with_fraction) != len(parts):
-            raise ValueError(
-                f"dataset.mixture: fraction is set on {len(with_fraction)} of {len(parts)} parts; TRL's shares are "
-                "normalised across all of them. Fix: set fraction on every part, or on none."
-            )
-        if with_fraction and any(p.weight is not None for p in parts):
-            raise ValueError(
-                "dataset.mixture: fraction (TRL's share of the mixture) and weight (a share of each dataset's rows) "
-                "are two ways of sizing a mixture. Fix: use one of them."
-            )
-        if isinstance(self.test_split_size, float) and self.test_split_size >= 1:
-            raise ValueError(
-                f"dataset.test_split_size={self.test_split_size}: a share is below 1 (a count is a whole number). "
-                "Fix: e.g. 0.1, or 500."
-            )
-        return self
 
 
 REWARD_REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"

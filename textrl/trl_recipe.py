@@ -665,6 +665,12 @@ def _rest(recipe: _Recipe, algo: spec.Algorithm) -> None:
         elif key in COLLECTION_KEYS:
             recipe.take(key)
             recipe.refuse(key, f"{COLLECTION_KEYS[key]}.")
+        elif key in ("model", "dataset", "eval_dataset", "reward", "distributed", "extra"):
+            recipe.take(key)
+            recipe.refuse(
+                key, "is a section of a TextRL config, not a key of TRL's CLI. Fix: run a TextRL config without --trl "
+                "(textrl-train --config FILE).",
+            )  # fmt: skip
         elif key in others:
             recipe.take(key)
             recipe.refuse(

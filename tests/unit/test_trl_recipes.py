@@ -178,6 +178,7 @@ def test_model_config_becomes_the_model_section() -> None:
         ({"num_generations": 4}, "num_generations", "a field of trl.GRPOConfig, trl.RLOOConfig, not of trl.DPOConfig"),
         ({"tokenizer_name_or_path": "org/other"}, "tokenizer_name_or_path", "save that tokenizer into the model"),
         ({"algo": "grpo"}, "algo", "not an algorithm of TRL's trl.DPOTrainer"),
+        ({"reward": "m:f"}, "reward", "run a TextRL config without --trl"),
     ],
 )
 def test_keys_that_cannot_be_kept_are_refused_with_a_fix(recipe: dict[str, Any], field: str, says: str) -> None:
