@@ -21,11 +21,14 @@ def rows(runs: int) -> list[Row]:
         work = Path(tmp)
         for name in ("quickstart.yaml", "quickstart_prompts.jsonl", "quickstart_rewards.py"):
             shutil.copy(ROOT / "examples" / name, work / name)
+        shutil.copytree(ROOT / "examples" / "trl", work / "trl")  # its recipe reads ../quickstart_prompts.jsonl
         py, train, trl = sys.executable, str(BIN / "textrl-train"), str(BIN / "trl")
         cases = [
             ("start-up: `textrl-train --help` vs `trl dpo --help`", [train, "--help"], [trl, "dpo", "--help"]),
             ("start-up: `textrl-train --dry-run` (config, data, reward, memory plan) vs `trl dpo --help`",
              [train, "--config", "quickstart.yaml", "--dry-run"], [trl, "dpo", "--help"]),
+            ("start-up: `textrl-train --trl grpo --dry-run` on a recipe for TRL's CLI vs `trl grpo --help`",
+             [train, "--trl", "grpo", "--config", "trl/grpo_recipe.yml", "--dry-run"], [trl, "grpo", "--help"]),
             ("start-up: build a validated `TextRLConfig(algo='dpo')` vs `from trl import DPOConfig`",
              [py, "-c", "import textrl; textrl.TextRLConfig(algo='dpo', output_dir='o')"],
              [py, "-c", "from trl import DPOConfig"]),
