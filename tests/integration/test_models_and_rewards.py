@@ -209,3 +209,17 @@ def test_reward_errors_skip_keeps_training_and_counts(tiny: Path, tmp_path: Path
     shares = [h["rewards/flaky_judge/skipped"] for h in trainer.log_history if "rewards/flaky_judge/skipped" in h]
     assert shares == [0.0, 1.0, 0.0]
     assert trainer.trl_trainer.state.global_step == 3
+
+
+def test_trl_script_reward_soft_overlong_punishment_is_trls() -> None:
+    """`reward_funcs: [get_soft_overlong_punishment]` in a TRL recipe: TRL's reward with its script's values."""
+    from trl.rewards import get_soft_overlong_punishment
+
+    from textrl.reward_checks import check_signature
+    from textrl.trl_rewards import soft_overlong_punishment
+
+    ids = [[1] * n for n in (900, 1024, 1100, 1280, 1300)]
+    expected = get_soft_overlong_punishment(max_completion_len=1280, soft_punish_cache=256)(completion_ids=ids)
+    assert soft_overlong_punishment(completion_ids=ids, prompts=["p"] * 5) == expected
+    assert expected[0] == 0 and expected[-1] == -1 and -1 < expected[2] < 0
+    check_signature(soft_overlong_punishment, ["prompt"])  # TRL fills completion_ids
