@@ -166,6 +166,9 @@ class Renamed(_Frozen):
     replacement: str
     families: tuple[Family, ...] = ()
     """Only for these families (the key may be a real option of others); empty means all."""
+    new_name: str | None = None
+    """The option that keeps the old key's meaning under today's name, when the rename is one to one: a recipe
+    written for TRL's CLI is translated by it (textrl-train --trl, textrl-convert)."""
 
 
 class TrlDifference(_Frozen):

@@ -60,9 +60,9 @@ RENAMED = (
     Renamed(old="rpo_alpha", what_happened="TRL removed rpo_alpha in 0.29; RPO is now a list of losses",
             replacement="algo='dpo', loss_type=['sigmoid', 'sft'], loss_weights=[1.0, <rpo_alpha>]"),
     Renamed(old="vllm_guided_decoding_regex", what_happened="TRL renamed it in 0.27 (old name removed in 0.28)",
-            replacement="vllm_structured_outputs_regex"),
+            replacement="vllm_structured_outputs_regex", new_name="vllm_structured_outputs_regex"),
     Renamed(old="wandb_log_unique_prompts", what_happened="TRL renamed it in 0.26 (old name removed in 0.27)",
-            replacement="log_unique_prompts=True"),
+            replacement="log_unique_prompts=True", new_name="log_unique_prompts"),
     Renamed(old="torch_dtype", what_happened="the weight dtype is a model-loading setting, not a training option "
             "(TRL's ModelConfig renamed it dtype in 0.23; TextRL keeps torch_dtype in the model section)",
             replacement="model: {torch_dtype: bfloat16} in YAML, or load_model(..., torch_dtype='bfloat16') in "
@@ -70,7 +70,10 @@ RENAMED = (
     Renamed(old="warmup_ratio", what_happened="transformers 5 folded warmup_ratio into warmup_steps",
             replacement="warmup_steps=0.1 (a value below 1 is a fraction of all steps)"),
     Renamed(old="evaluation_strategy", what_happened="transformers renamed it in 4.41",
-            replacement="eval_strategy"),
+            replacement="eval_strategy", new_name="eval_strategy"),
+    Renamed(old="use_liger", what_happened="TRL's own use_liger (SFT, 2024) gave way to transformers' "
+            "use_liger_kernel, which every TRL config inherits",
+            replacement="use_liger_kernel", new_name="use_liger_kernel"),
     Renamed(old="peft_config", what_happened="LoRA settings belong to model loading",
             replacement="model: {peft: {type: lora, r: 16}} in YAML, or load_model(..., peft={'type': 'lora', "
             "'r': 16}) in Python"),

@@ -419,13 +419,26 @@ COMPOSED_REWARD_WEIGHTS = Rule(
 )
 
 
-def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
+def _test_split_share(cfg: Mapping[str, Any]) -> str | None:
     held_out = getattr(cfg.get("dataset"), "test_split_size", None)
     if isinstance(held_out, float) and held_out >= 1:
         return (
             f"dataset.test_split_size={held_out}: a share of the rows is below 1, and a number of rows is a whole "
             "number (as datasets' train_test_split reads it). Fix: e.g. 0.1, or 500."
         )
+    return None
+
+
+TEST_SPLIT_SHARE = Rule(
+    name="test_split_share",
+    fields=("dataset",),
+    description="dataset.test_split_size is a share below 1 or a whole number of rows.",
+    check=_test_split_share,
+)
+
+
+def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
+    held_out = getattr(cfg.get("dataset"), "test_split_size", None)
     if held_out is not None and cfg.get("eval_dataset") is not None:
         return (
             f"dataset.test_split_size={held_out} holds rows out as the evaluation set, and eval_dataset gives one "
@@ -437,8 +450,7 @@ def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
 ONE_EVAL_SET = Rule(
     name="one_eval_set",
     fields=("dataset", "eval_dataset"),
-    description="dataset.test_split_size (rows held out for evaluation: a share below 1 or a whole number of rows) "
-    "and eval_dataset are not both given.",
+    description="dataset.test_split_size (rows held out for evaluation) and eval_dataset are not both given.",
     check=_one_eval_set,
 )
 
@@ -488,6 +500,7 @@ EVAL_ROWS_NOT_HELD_OUT = Rule(
 
 COMMON_RULES = (
     PRECISION,
+    TEST_SPLIT_SHARE,
     ONE_EVAL_SET,
     MIXTURE_SHARES,
     EVAL_ROWS_NOT_HELD_OUT,

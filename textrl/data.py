@@ -378,24 +378,25 @@ def check_dataset(dataset: Any, data_format: str) -> Any:
     return dataset
 
 
-def from_section(section: Any, base_dir: Path, *, light: bool = False) -> Any:
+def from_section(section: Any, base_dir: Path, *, light: bool = False, where: str = "dataset") -> Any:
     """The training rows a config's `dataset:` (or `eval_dataset:`) section describes, less any rows held out by
     `test_split_size`; relative paths are from base_dir.
 
-    With `light=True`, inline lists and local JSONL files come back as `Rows` (no `datasets` import).
+    With `light=True`, inline lists and local JSONL files come back as `Rows` (no `datasets` import). `where` names
+    the section in errors.
     """
-    return load_split(section, base_dir, light=light)[0]
+    return load_split(section, base_dir, light=light, where=where)[0]
 
 
-def load_split(section: Any, base_dir: Path, *, light: bool = False) -> tuple[Any, Any]:
+def load_split(section: Any, base_dir: Path, *, light: bool = False, where: str = "dataset") -> tuple[Any, Any]:
     """(training rows, held-out rows or None): a section's source or mixture, split by its test_split_size."""
     if section.mixture is not None:
-        data = _mixture(section, base_dir, light)
+        data = _mixture(section, base_dir, light, where)
     else:
-        data = _source(section, base_dir, light, "dataset")
+        data = _source(section, base_dir, light, where)
     if section.test_split_size is None:
         return data, None
-    return _hold_out(data, section.test_split_size, section.seed)
+    return _hold_out(data, section.test_split_size, section.seed, where)
 
 
 def _source(source: Any, base_dir: Path, light: bool, where: str) -> Any:
@@ -427,11 +428,11 @@ def _source(source: Any, base_dir: Path, light: bool, where: str) -> Any:
     return data.select_columns(source.columns)
 
 
-def _mixture(section: Any, base_dir: Path, light: bool) -> Any:
+def _mixture(section: Any, base_dir: Path, light: bool, where: str) -> Any:
     """The parts of `dataset.mixture`, sized by TRL's `fraction` or the recipe collections' `weight`, concatenated."""
     import random
 
-    parts = [_source(p, base_dir, light, f"dataset.mixture[{i}]") for i, p in enumerate(section.mixture)]
+    parts = [_source(p, base_dir, light, f"{where}.mixture[{i}]") for i, p in enumerate(section.mixture)]
     fractions = [p.fraction for p in section.mixture]
     if fractions[0] is not None:  # as TRL's get_dataset: first rows, the largest mixture that oversamples none
         shares = [f / sum(fractions) for f in fractions]
@@ -453,18 +454,18 @@ def _mixture(section: Any, base_dir: Path, light: bool) -> Any:
     if len(layouts) > 1:
         shown = "; ".join(f"[{i}] {', '.join(d.column_names)}" for i, d in enumerate(tables))
         raise DataError(
-            f"dataset.mixture: the parts have different columns ({shown}). Fix: give each part the same columns, "
+            f"{where}.mixture: the parts have different columns ({shown}). Fix: give each part the same columns, "
             "e.g. columns: [prompt, chosen, rejected]."
         )
     try:
         return concatenate_datasets(tables)
     except ValueError as exc:
         raise DataError(
-            f"dataset.mixture: the parts cannot be joined: {exc}. Fix: give the columns one type."
+            f"{where}.mixture: the parts cannot be joined: {exc}. Fix: give the columns one type."
         ) from None
 
 
-def _hold_out(data: Any, size: float | int, seed: int) -> tuple[Any, Any]:
+def _hold_out(data: Any, size: float | int, seed: int, where: str) -> tuple[Any, Any]:
     """(train, test) as datasets' train_test_split cuts them (a share rounds the test part up), seeded."""
     import math
     import random
@@ -473,7 +474,7 @@ def _hold_out(data: Any, size: float | int, seed: int) -> tuple[Any, Any]:
     test = math.ceil(size * total) if isinstance(size, float) else size
     if not 0 < test < total:
         raise DataError(
-            f"dataset.test_split_size={size} leaves {test} of {total} rows for evaluation and {total - test} for "
+            f"{where}.test_split_size={size} leaves {test} of {total} rows for evaluation and {total - test} for "
             "training; both need at least one. Fix: a share such as 0.1, or fewer rows."
         )
     if not isinstance(data, Rows):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,6 @@ DATA_KEYS = (
 )  # fmt: skip
 """ScriptArguments' and DatasetMixtureConfig's dataset keys, and the recipe collections' dataset_mixture."""
 
-REWARD_KEYS = ("reward_funcs", "reward_model_name_or_path")
-"""The GRPO and RLOO scripts' reward arguments."""
-
 TRL_REWARDS = {
     "accuracy_reward": "trl.rewards:accuracy_reward",
     "reasoning_accuracy_reward": "trl.rewards:reasoning_accuracy_reward",
@@ -57,14 +54,11 @@ OPEN_R1_REWARDS = {
 }  # fmt: skip
 """open-r1's reward names that are plain functions of open_r1.rewards (its others are built from script settings)."""
 
-RENAMED = {
-    "vllm_guided_decoding_regex": ("vllm_structured_outputs_regex", "TRL renamed it in 0.27"),
-    "wandb_log_unique_prompts": ("log_unique_prompts", "TRL renamed it in 0.26"),
-    "evaluation_strategy": ("eval_strategy", "transformers renamed it in 4.41"),
+RENAMED = {r.old: (r.new_name, r.what_happened) for r in spec.RENAMED if r.new_name} | {
     "hub_model_revision": ("hub_revision", "the recipe collections' name for the branch pushed to"),
-    "use_liger": ("use_liger_kernel", "transformers renamed it in 4.46"),
 }
-"""Keys recipes still carry whose meaning a field of today's TRL keeps under another name."""
+"""Keys recipes still carry whose meaning a field of today's TRL keeps under another name: the spec's one-to-one
+renames, and the recipe collections' own name for one."""
 
 DROPPED = {
     "overwrite_output_dir": "transformers 5 removed it; textrl-train refuses a non-empty output_dir unless you pass "
@@ -78,7 +72,12 @@ DROPPED = {
 WANDB_ENV = {"wandb_entity": "WANDB_ENTITY", "wandb_project": "WANDB_PROJECT", "wandb_run_group": "WANDB_RUN_GROUP"}
 """The recipe collections set these environment variables from their own keys."""
 
-COLLECTION_KEYS = {
+_CODE_REWARDS = (
+    "open-r1's setting of its own code rewards. Fix: drop it, and configure the reward function you point "
+    "reward_funcs at"
+)
+
+CANNOT_KEEP = {
     "system_prompt": "the recipe collection's script adds it to every prompt as a system message; TRL's trainers "
     "do not. Fix: add the system message to the dataset's prompts, then drop the key",
     "chat_template": "the recipe collection's script sets it on the tokenizer; TextRL uses the model folder's "
@@ -87,15 +86,14 @@ COLLECTION_KEYS = {
     "dataset_prompt_column": "the recipe collection's script builds prompts from this column. Fix: rename the "
     "column to prompt in the data, then drop the key",
     "dataset_mixture_seed": "not read by TRL. Fix: write seed inside dataset_mixture",
-    "code_eval_scoring_mode": "open-r1's setting of its own code rewards. Fix: drop it, and configure the reward "
-    "function you point reward_funcs at",
-    "code_eval_test_batch_size": "open-r1's setting of its own code rewards. Fix: drop it, and configure the reward "
-    "function you point reward_funcs at",
-    "code_language": "open-r1's setting of its own code rewards. Fix: drop it, and configure the reward function "
-    "you point reward_funcs at",
+    "code_eval_scoring_mode": _CODE_REWARDS,
+    "code_eval_test_batch_size": _CODE_REWARDS,
+    "code_language": _CODE_REWARDS,
     "vllm_device": "TRL 0.16 removed it: vLLM no longer runs on a GPU of its own inside the trainer. Fix: drop it, "
     "and set vllm_mode: server (with trl vllm-serve on that GPU) or vllm_mode: colocate",
 }
+"""Keys whose meaning TextRL cannot keep, each refused with its fix: recipe collections' own keys that change what
+is trained, and TRL keys removed without a successor."""
 
 ACCELERATE_PROFILES: dict[str, dict[str, Any]] = {
     "zero1": {"strategy": "deepspeed", "zero_stage": 1},
@@ -106,7 +104,6 @@ ACCELERATE_PROFILES: dict[str, dict[str, Any]] = {
     "multi_gpu": {"strategy": "ddp"},
 }
 """The accelerate profiles TRL's CLI ships (`accelerate_config: zero2`), as the distributed section."""
-"""Keys of recipe collections' own scripts that change what is trained, so cannot be dropped."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +129,11 @@ class Translation:
     unknown: list[str] = field(default_factory=list)
     lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
 
+    def located(self, path: Path | str) -> list[Problem]:
+        """The problems, each where `path:line` (its `where` is `line N`, or empty for a key the recipe lacks)."""
+        return [replace(p, where=f"{path}:{p.where.removeprefix('line ')}" if p.where else str(path))
+                for p in self.problems]  # fmt: skip
+
 
 class _Recipe:
     """The state of one translation: what is left of the recipe, what has been written, where each key was."""
@@ -156,11 +158,17 @@ class _Recipe:
     def note(self, key: str, text: str) -> None:
         self.out.notes.append(Note(key, self.line(key), text))
 
-    def refuse(self, key: str, text: str, *, unknown: bool = False) -> None:
-        line = self.line(key)
+    def refuse(self, key: str, text: str, *, unknown: bool = False, at: tuple[str | int, ...] | None = None) -> None:
+        line = self.line(at or key)
         self.out.problems.append(Problem(key, text, where=f"line {line}" if line else ""))
         if unknown:
             self.out.unknown.append(key)
+
+    def rename(self, old: str, new: str) -> None:
+        """Read the recipe's `old` key as `new` from here on, at the same line."""
+        self.left[new] = self.left.pop(old)
+        if (old,) in self.lines:
+            self.lines = {**self.lines, (new,): self.lines[(old,)]}
 
     def put(self, path: tuple[str, ...], value: Any, source: str) -> None:
         """Write a value at a TextRL path (e.g. ("model", "name")), remembering the recipe line it came from."""
@@ -372,18 +380,18 @@ def _quantization(recipe: _Recipe) -> None:
 # --- data ----------------------------------------------------------------------------------------------------------
 
 
-def _source(recipe: _Recipe, name: str, key: str) -> dict[str, Any]:
+def _source(recipe: _Recipe, name: str) -> dict[str, Any]:
     local = recipe.local(name)
     return {"path": local} if local is not None else {"hub": name}
 
 
 def _data(recipe: _Recipe, algo: spec.Algorithm) -> None:
+    evaluates = recipe.left.get("eval_strategy", "no") not in ("no", None, False)
     if "dataset_id_or_path" in recipe.left and "dataset_name" not in recipe.left:
-        recipe.left["dataset_name"] = recipe.take("dataset_id_or_path")
-        recipe.lines = {**recipe.lines, ("dataset_name",): recipe.line("dataset_id_or_path") or 0}
+        recipe.rename("dataset_id_or_path", "dataset_name")
         recipe.note("dataset_id_or_path", "dataset_name (the name some recipe collections' scripts use)")
     if "dataset_mixer" in recipe.left:
-        _old_mixer(recipe, evaluates=recipe.left.get("eval_strategy", "no") not in ("no", None, False))
+        _old_mixer(recipe, evaluates=evaluates)
         return
     name, subset = recipe.take("dataset_name"), recipe.take("dataset_config")
     train_split, test_split = recipe.take("dataset_train_split", "train"), recipe.take("dataset_test_split", "test")
@@ -391,7 +399,6 @@ def _data(recipe: _Recipe, algo: spec.Algorithm) -> None:
     streaming = recipe.take("dataset_streaming", False) | bool(recipe.take("streaming", False))
     trl_mixture, mixture = recipe.take("datasets"), recipe.take("dataset_mixture")
     held_out = recipe.take("test_split_size")
-    evaluates = recipe.left.get("eval_strategy", "no") not in ("no", None, False)
     if streaming:
         recipe.refuse(
             streaming_key,
@@ -405,7 +412,7 @@ def _data(recipe: _Recipe, algo: spec.Algorithm) -> None:
         if name is not None:
             recipe.note("dataset_name", "ignored: the mixture is used, as TRL's scripts do when both are given")
         section = _trl_mixture(recipe, trl_mixture, held_out) if trl_mixture else _collection_mixture(recipe, mixture)
-        if section is None:
+        if not section:
             return
         recipe.put(("dataset",), section, "datasets" if trl_mixture else "dataset_mixture")
         if "test_split_size" in section and not evaluates:
@@ -419,7 +426,7 @@ def _data(recipe: _Recipe, algo: spec.Algorithm) -> None:
             "dataset_name: <hub id or local file>.",
         )  # fmt: skip
         return
-    source = _source(recipe, str(name), "dataset_name")
+    source = _source(recipe, str(name))
     if "path" in source:
         recipe.note("dataset_name", f"dataset.path {source['path']}: a local file, read by TextRL's checked reader")
     if subset is not None:
@@ -441,9 +448,7 @@ def _old_mixer(recipe: _Recipe, *, evaluates: bool) -> None:
         return
     train = [s for s in splits if "train" in str(s)]
     test = [s for s in splits if "test" in str(s)]
-    parts = [
-        {**_source(recipe, str(n), "dataset_mixer"), "split": s, "weight": w} for s in train for n, w in mixer.items()
-    ]
+    parts = [{**_source(recipe, str(n)), "split": s, "weight": w} for s in train for n, w in mixer.items()]
     for part in parts:
         if part["weight"] == 1:
             del part["weight"]
@@ -454,60 +459,59 @@ def _old_mixer(recipe: _Recipe, *, evaluates: bool) -> None:
         "fraction below 1 keeps a random share of the rows, where the handbook kept the first rows",
     )
     if evaluates and test:
-        held = [{**_source(recipe, str(n), "dataset_mixer"), "split": s} for s in test for n in mixer]
+        held = [{**_source(recipe, str(n)), "split": s} for s in test for n in mixer]
         recipe.put(("eval_dataset",), {"mixture": held}, "dataset_splits")
         recipe.note("dataset_splits", f"eval_dataset: splits {', '.join(map(str, test))}")
 
 
-def _trl_mixture(recipe: _Recipe, parts: Any, held_out: Any) -> dict[str, Any] | None:
-    """TRL's DatasetMixtureConfig: `datasets: [{path, name, data_dir, data_files, split, columns, fraction}]`."""
-    if not isinstance(parts, list) or not all(isinstance(p, Mapping) for p in parts):
-        recipe.refuse("datasets", "TRL takes a list of mappings {path, name, split, columns, ...}. Fix: write one.")
-        return None
-    keys = {"path", "name", "data_dir", "data_files", "split", "columns", "fraction"}
-    mixture = []
+def _parts(recipe: _Recipe, parts: Any, key: str, source: str, renamed: dict[str, str]) -> list[dict[str, Any]]:
+    """A recipe's list of datasets as `dataset.mixture` parts: `source` names the dataset, `renamed` maps the
+    other keys a part may have to TextRL's."""
+    allowed = ", ".join([source, *renamed])
+    if not isinstance(parts, list):
+        recipe.refuse(key, f"takes a list of mappings {{{allowed}}}. Fix: write one mapping per dataset.")
+        return []
+    found = []
     for i, part in enumerate(parts):
-        strange = sorted(set(part) - keys)
-        if strange:
-            recipe.refuse(f"datasets[{i}]", f"has {', '.join(strange)}; TRL's DatasetConfig takes {sorted(keys)}.")
+        at: tuple[str | int, ...] = (*key.split("."), i)
+        if not isinstance(part, Mapping) or source not in part:
+            recipe.refuse(
+                f"{key}[{i}]", f"needs {source}. Fix: write {{{source}: <hub id or file>, split: ...}}.", at=at
+            )
             continue
-        item = _source(recipe, str(part.get("path")), "datasets")
-        renamed = {"name": "subset", "data_dir": "data_dir", "data_files": "data_files", "split": "split",
-                   "columns": "columns", "fraction": "fraction"}  # fmt: skip
-        item |= {renamed[k]: v for k, v in part.items() if k in renamed and v is not None}
-        mixture.append(item)
-    section: dict[str, Any] = {"mixture": mixture}
+        strange = sorted(map(str, set(part) - {source, *renamed}))
+        if strange:
+            recipe.refuse(f"{key}[{i}]", f"has {', '.join(strange)}; allowed: {allowed}. Fix: drop them.", at=at)
+            continue
+        found.append(_source(recipe, str(part[source])) | {renamed[k]: v for k, v in part.items()
+                                                            if k in renamed and v is not None})  # fmt: skip
+    return found
+
+
+def _trl_mixture(recipe: _Recipe, parts: Any, held_out: Any) -> dict[str, Any]:
+    """TRL's DatasetMixtureConfig: `datasets: [{path, name, data_dir, data_files, split, columns, fraction}]`."""
+    renamed = {"name": "subset", "data_dir": "data_dir", "data_files": "data_files", "split": "split",
+               "columns": "columns", "fraction": "fraction"}  # fmt: skip
+    section: dict[str, Any] = {"mixture": _parts(recipe, parts, "datasets", "path", renamed)}
     if held_out is not None:
         section["test_split_size"] = held_out
-    recipe.note("datasets", f"dataset.mixture of {len(mixture)} datasets, TRL's sizes by fraction")
+    recipe.note("datasets", f"dataset.mixture of {len(section['mixture'])} datasets, TRL's sizes by fraction")
     return section
 
 
 def _collection_mixture(recipe: _Recipe, mixture: Any) -> dict[str, Any] | None:
     """The alignment-handbook and open-r1 form: `dataset_mixture: {datasets: [{id, config, split, columns,
     weight}], seed, test_split_size}`."""
-    if not isinstance(mixture, Mapping) or not isinstance(mixture.get("datasets"), list):
+    if not isinstance(mixture, Mapping):
         recipe.refuse("dataset_mixture", "takes {datasets: [{id, config, split, columns, weight}], seed, "
                       "test_split_size}. Fix: write it in that form.")  # fmt: skip
         return None
-    strange = sorted(set(mixture) - {"datasets", "seed", "test_split_size"})
+    strange = sorted(map(str, set(mixture) - {"datasets", "seed", "test_split_size"}))
     if strange:
-        recipe.refuse("dataset_mixture", f"has {', '.join(strange)}; allowed: datasets, seed, test_split_size.")
-    parts = []
-    for i, part in enumerate(mixture["datasets"]):
-        if not isinstance(part, Mapping) or "id" not in part:
-            recipe.refuse(f"dataset_mixture.datasets[{i}]", "needs an id. Fix: write {id: <hub id>, split: ...}.")
-            continue
-        unknown = sorted(set(part) - {"id", "config", "split", "columns", "weight"})
-        if unknown:
-            recipe.refuse(
-                f"dataset_mixture.datasets[{i}]", f"has {', '.join(unknown)}; allowed: id, config, split, columns, "
-                "weight.",
-            )  # fmt: skip
-        item = _source(recipe, str(part["id"]), "dataset_mixture")
-        renamed = {"config": "subset", "split": "split", "columns": "columns", "weight": "weight"}
-        item |= {renamed[k]: v for k, v in part.items() if k in renamed and v is not None}
-        parts.append(item)
+        recipe.refuse("dataset_mixture", f"has {', '.join(strange)}; allowed: datasets, seed, test_split_size. "
+                      "Fix: drop them.")  # fmt: skip
+    renamed = {"config": "subset", "split": "split", "columns": "columns", "weight": "weight"}
+    parts = _parts(recipe, mixture.get("datasets"), "dataset_mixture.datasets", "id", renamed)
     section: dict[str, Any] = {"mixture": parts, "seed": mixture.get("seed", 0)}
     if mixture.get("test_split_size") is not None:
         section["test_split_size"] = mixture["test_split_size"]
@@ -579,32 +583,30 @@ def _renamed(recipe: _Recipe, algo: spec.Algorithm) -> None:
             recipe.take(old)
             continue
         if new in fields:
-            recipe.left[new] = recipe.take(old)
-            recipe.out.notes.append(Note(old, recipe.line(old), f"{new} ({why})"))
-            recipe.lines = {**recipe.lines, (new,): recipe.line(old) or 0}
-    ratio = recipe.take("warmup_ratio")
-    if ratio is not None:
-        steps = recipe.left.get("warmup_steps", 0)
-        if steps:
-            recipe.refuse("warmup_ratio", f"and warmup_steps={steps} are both set. Fix: keep one.")
-        elif not isinstance(ratio, int | float) or not 0 <= ratio < 1:
-            recipe.refuse("warmup_ratio", f"got {ratio!r}; a ratio lies in [0, 1). Fix: e.g. 0.1.")
-        else:
-            recipe.left["warmup_steps"] = ratio
-            recipe.lines = {**recipe.lines, ("warmup_steps",): recipe.line("warmup_ratio") or 0}
-            recipe.note("warmup_ratio", f"warmup_steps: {ratio} (transformers 5 reads a value below 1 as a ratio)")
+            recipe.rename(old, new)
+            recipe.note(old, f"{new} ({why})")
+    ratio = recipe.left.get("warmup_ratio")
+    if ratio is None:
+        recipe.take("warmup_ratio")  # null: transformers' default, no warm-up from it
+    elif recipe.left.get("warmup_steps", 0):
+        recipe.take("warmup_ratio")
+        recipe.refuse("warmup_ratio", f"and warmup_steps={recipe.left['warmup_steps']} are both set. Fix: keep one.")
+    elif not isinstance(ratio, int | float) or not 0 <= ratio < 1:
+        recipe.take("warmup_ratio")
+        recipe.refuse("warmup_ratio", f"got {ratio!r}; a ratio lies in [0, 1). Fix: e.g. 0.1.")
+    else:
+        recipe.rename("warmup_ratio", "warmup_steps")
+        recipe.note("warmup_ratio", f"warmup_steps: {ratio} (transformers 5 reads a value below 1 as a ratio)")
     _rpo_alpha(recipe)
     for key in ("max_prompt_length", "max_completion_length"):
         if key in recipe.left and key not in fields:
             value = recipe.take(key)
             if algo.family is spec.Family.ONLINE:
-                text = (
-                    f"dropped ({value}): TRL removed it in 0.28 and no longer truncates prompts; the dry run and the "
-                )
-                text += "dataset check flag prompts longer than the model's context"
+                why = "TRL removed it in 0.28 and no longer truncates prompts; the dry run and the dataset check flag "
+                why += "prompts longer than the model's context"
             else:
-                text = f"dropped ({value}): TRL removed it in 0.29; max_length bounds prompt plus completion"
-            recipe.note(key, text)
+                why = "TRL removed it in 0.29; max_length bounds prompt plus completion"
+            recipe.note(key, f"dropped ({value}): {why}")
     if recipe.left.get("gradient_checkpointing_use_reentrant") is not None:
         value = recipe.take("gradient_checkpointing_use_reentrant")
         kwargs = dict(recipe.left.get("gradient_checkpointing_kwargs") or {})
@@ -635,50 +637,40 @@ def _rest(recipe: _Recipe, algo: spec.Algorithm) -> None:
     fields = spec.trl_field_names(algo.trl_config)
     offered = {**spec.NOT_OFFERED, **algo.not_offered}
     others = _other_trainer_fields(algo)
+    sections = {o.name for a in spec.ALGORITHMS for o in a.options if o.group == "Sections"}  # model, reward, ...
     for key in list(recipe.left):
-        value = recipe.left[key]
+        value = recipe.take(key)
         if key in offered:
-            recipe.take(key)
             _not_offered(recipe, key, value, offered[key])
         elif key in fields:
-            recipe.put((key,), recipe.take(key), key)
+            recipe.put((key,), value, key)
         elif key in DROPPED and (key != "ignore_bias_buffers" or not value):
-            recipe.take(key)
             recipe.note(key, f"dropped: {DROPPED[key]}")
         elif key in WANDB_ENV:
-            recipe.take(key)
             recipe.put(("env", WANDB_ENV[key]), value, key)
             recipe.note(key, f"env: {WANDB_ENV[key]}, as the recipe collections' scripts set it")
         elif key == "accelerate_config":
-            recipe.take(key)
             _accelerate(recipe, value)
+        elif key == "tokenizer_name_or_path" and value in (None, recipe.model_name):
+            recipe.note(key, "dropped: the model's own tokenizer, as TextRL loads it")
         elif key == "tokenizer_name_or_path":
-            recipe.take(key)
-            if value is None or value == recipe.model_name:
-                recipe.note(key, "dropped: the model's own tokenizer, as TextRL loads it")
-            else:
-                recipe.refuse(
-                    key,
-                    f"is {value!r}, not the model ({recipe.model_name}); TextRL loads the tokenizer saved with the "
-                    "model. Fix: save that tokenizer into the model folder, then drop the key.",
-                )  # fmt: skip
-        elif key in COLLECTION_KEYS:
-            recipe.take(key)
-            recipe.refuse(key, f"{COLLECTION_KEYS[key]}.")
-        elif key in ("model", "dataset", "eval_dataset", "reward", "distributed", "extra"):
-            recipe.take(key)
+            recipe.refuse(
+                key, f"is {value!r}, not the model ({recipe.model_name}); TextRL loads the tokenizer saved with the "
+                "model. Fix: save that tokenizer into the model folder, then drop the key.",
+            )  # fmt: skip
+        elif key in CANNOT_KEEP:
+            recipe.refuse(key, f"{CANNOT_KEEP[key]}.")
+        elif key in sections:
             recipe.refuse(
                 key, "is a section of a TextRL config, not a key of TRL's CLI. Fix: run a TextRL config without --trl "
                 "(textrl-train --config FILE).",
             )  # fmt: skip
         elif key in others:
-            recipe.take(key)
             recipe.refuse(
                 key, f"is a field of {', '.join(others[key])}, not of {algo.trl_config} (trl {recipe.trainer}). "
                 "Fix: drop it, or run the recipe with the command it was written for.",
             )  # fmt: skip
         else:
-            recipe.take(key)
             guess = closest(str(key), sorted(fields | set(MODEL_KEYS) | set(DATA_KEYS)))
             hint = f" Did you mean {guess!r}?" if guess else ""
             recipe.refuse(
@@ -725,7 +717,10 @@ def _not_offered(recipe: _Recipe, key: str, value: Any, why: str) -> None:
                 recipe.put(("model", places[name]), item, key)
                 recipe.note(key, f"{name}: model.{places[name]}")
             else:
-                recipe.refuse(key, f"{name} is not a model-loading setting TextRL offers ({', '.join(places)}).")
+                recipe.refuse(
+                    key, f"{name} is not a model-loading setting TextRL offers ({', '.join(places)}). Fix: drop it "
+                    "from model_init_kwargs.",
+                )  # fmt: skip
         return
     fixes = {
         "deepspeed": "Fix: write distributed: {strategy: deepspeed, zero_stage: 2 or 3, offload: ...}; textrl-train "
@@ -737,12 +732,7 @@ def _not_offered(recipe: _Recipe, key: str, value: Any, why: str) -> None:
     recipe.refuse(key, f"{why}. {fixes.get(key, 'Fix: drop it.')}")
 
 
-def raise_problems(translation: Translation, path: Path | str | None) -> None:
+def raise_problems(translation: Translation, path: Path | str) -> None:
     """A ConfigError listing every key of the recipe that needs a hand, each with its line."""
     if translation.problems:
-        raise ConfigError(
-            [
-                Problem(p.field, p.message, where=f"{path}:{p.where[5:]}" if path and p.where else str(path or ""))
-                for p in translation.problems
-            ]
-        )
+        raise ConfigError(translation.located(path))

@@ -143,6 +143,24 @@ def read_config_text(path: str | Path) -> str:
         raise ConfigError([problem]) from None
 
 
+def read_mapping(path: Path, field: str = "--config") -> tuple[dict[str, Any], dict[tuple[str | int, ...], int]]:
+    """A YAML file of options (an empty file is an empty mapping) and the line of each key; a missing file or one
+    that holds no mapping is a ConfigError naming `field` or the file."""
+    if not path.is_file():
+        raise ConfigError([Problem(field, f"{path} does not exist. Fix: give the path of a YAML file.")])
+    text = read_config_text(path)
+    loaded = load_yaml(text, source=str(path))
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        message = (
+            f"the file holds a YAML {type(loaded).__name__}; expected a mapping of options (algo: ..., "
+            "output_dir: ...). Fix: write key: value lines."
+        )
+        raise ConfigError([Problem("config", message, where=str(path))])
+    return dict(loaded), key_lines(text)
+
+
 def load_yaml_file(path: str | Path) -> Any:
     return load_yaml(read_config_text(path), source=str(path))
 

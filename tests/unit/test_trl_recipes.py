@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from textrl import TextRLConfig
+from textrl.cli.convert import TRL_COMMANDS
 from textrl.errors import ConfigError
-from textrl.trl_recipe import COLLECTION_KEYS, DROPPED, RENAMED, Translation, translate
+from textrl.trl_recipe import CANNOT_KEEP, DROPPED, RENAMED, TRAINERS, Translation, translate
 from textrl.yaml_io import key_lines, load_yaml_file
 
 CORPUS = Path(__file__).resolve().parents[1] / "recipes" / "trl"
@@ -19,9 +20,9 @@ INDEX: dict[str, str] = yaml.safe_load((CORPUS / "index.yaml").read_text())
 PROCESSES = {"open-r1__Qwen2.5-1.5B-Instruct__grpo__config_demo_code_ioi.yaml": 7}
 """Recipes meant for several processes: open-r1's README launches GRPO with --num_processes=7 (an 8th GPU serves
 vLLM); on one process its batch of 64 would not split into groups of 14 generations."""
-COLLECTION_ONLY = set(COLLECTION_KEYS) | {"reward_funcs"}
-"""What a public recipe may still need a hand for: its collection's own keys, and rewards built by its own
-script."""
+COLLECTION_ONLY = set(CANNOT_KEEP) | {"reward_funcs"}
+"""What a public recipe may still need a hand for: its collection's own keys (and TRL keys removed without a
+successor), and rewards built by its own script."""
 
 
 def _translate(name: str) -> tuple[dict[str, Any], Translation]:
@@ -179,6 +180,9 @@ def test_model_config_becomes_the_model_section() -> None:
         ({"tokenizer_name_or_path": "org/other"}, "tokenizer_name_or_path", "save that tokenizer into the model"),
         ({"algo": "grpo"}, "algo", "not an algorithm of TRL's trl.DPOTrainer"),
         ({"reward": "m:f"}, "reward", "run a TextRL config without --trl"),
+        ({"model_init_kwargs": {"device_map": "auto"}}, "model_init_kwargs", "Fix: drop it from model_init_kwargs"),
+        ({"dataset_mixture": {"datasets": [{"config": "x"}]}}, "dataset_mixture.datasets[0]", "needs id. Fix"),
+        ({"datasets": [{"path": "a/b", "weight": 0.5}]}, "datasets[0]", "has weight; allowed: path, name"),
     ],
 )
 def test_keys_that_cannot_be_kept_are_refused_with_a_fix(recipe: dict[str, Any], field: str, says: str) -> None:
@@ -240,6 +244,16 @@ def test_rewards_of_trl_scripts_and_import_paths() -> None:
                       "reward_funcs": ["a.b"]}, "grpo")  # fmt: skip
     assert [p.field for p in both.problems] == ["reward_model_name_or_path"]
     assert _one({}, "kto").problems == []  # offline trainers take no reward
+
+
+def test_the_cli_offers_every_trl_command() -> None:
+    assert tuple(TRAINERS) == TRL_COMMANDS  # textrl-train --trl and textrl-convert --trl, without importing the spec
+
+
+def test_model_init_kwargs_go_to_the_model_section() -> None:
+    t = _one({"model_init_kwargs": {"torch_dtype": "bfloat16", "attn_implementation": "sdpa"}})
+    assert t.problems == [] and t.config["model"]["torch_dtype"] == "bfloat16"
+    assert t.config["model"]["attn_implementation"] == "sdpa"
 
 
 def test_unknown_trl_command() -> None:

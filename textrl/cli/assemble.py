@@ -15,7 +15,7 @@ from ..annotations import is_optional, strip_optional, union_members
 from ..config import TextRLConfig, config_class, route_extra
 from ..errors import ConfigError, Problem
 from ..trl_recipe import Translation
-from ..yaml_io import key_lines, load_yaml, read_config_text
+from ..yaml_io import load_yaml, read_mapping
 
 SECTIONS = ("model", "dataset", "eval_dataset", "reward", "distributed", "extra", "env")
 
@@ -87,31 +87,11 @@ def assemble(
 
     With `trl` (a TRL CLI command: grpo, dpo, ...), the YAML file is a recipe for that command, translated first.
     """
-    text = ""
     data: dict[str, Any] = {}
+    lines: dict[tuple[str | int, ...], int] = {}
     config_path = Path(path) if path else None
     if config_path is not None:
-        if not config_path.is_file():
-            raise ConfigError(
-                [Problem("--config", f"{config_path} does not exist. Fix: give the path of a YAML file.")]
-            )
-        text = read_config_text(config_path)
-        loaded = load_yaml(text, source=str(config_path))
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(
-                [
-                    Problem(
-                        "config",
-                        f"the file holds a YAML {type(loaded).__name__}; expected a mapping "
-                        "of options (algo: ..., output_dir: ...). Fix: write key: value lines.",
-                        where=str(config_path),
-                    )
-                ]
-            )
-        data = dict(loaded)
-    lines = key_lines(text) if text else {}
+        data, lines = read_mapping(config_path)
     translation = None
     if trl is not None:
         from ..trl_recipe import raise_problems, translate

@@ -66,36 +66,27 @@ def convert_main(argv: list[str] | None = None) -> int:
     args = convert_parser().parse_args(argv)
     recipe, output = Path(args.recipe), Path(args.output)
     try:
-        if not recipe.is_file():
-            raise ConfigError([Problem("recipe", f"{recipe} does not exist. Fix: give the path of the recipe YAML.")])
-        if output.exists() and (output.resolve() == recipe.resolve() or not args.overwrite):
-            same = output.resolve() == recipe.resolve()
+        if output.exists() and output.resolve() == recipe.resolve():
             raise ConfigError(
-                [
-                    Problem(
-                        "--output",
-                        f"{output} is the recipe itself. Fix: write the TextRL config to another file."
-                        if same
-                        else f"{output} exists. Fix: --overwrite to replace it, or another file.",
-                    )
-                ]
+                [Problem("--output", f"{output} is the recipe itself. Fix: write the TextRL config to another file.")]
+            )
+        if output.exists() and not args.overwrite:
+            raise ConfigError(
+                [Problem("--output", f"{output} exists. Fix: --overwrite to replace it, or another file.")]
             )
         from ..config import TextRLConfig
         from ..trl_recipe import translate
-        from ..yaml_io import key_lines, load_yaml, read_config_text
+        from ..yaml_io import read_mapping
         from .assemble import locate
 
-        text = read_config_text(recipe)
-        data = load_yaml(text, source=str(recipe)) or {}
-        if not isinstance(data, dict):
-            raise ConfigError([Problem("recipe", f"{recipe} holds a YAML {type(data).__name__}, not a mapping.")])
-        out_dir = output.parent if str(output.parent) else Path(".")
-        translation = translate(data, args.trl, lines=key_lines(text), base_dir=recipe.parent, out_dir=out_dir)
+        data, lines = read_mapping(recipe, "recipe")
+        out_dir = output.parent
+        translation = translate(data, args.trl, lines=lines, base_dir=recipe.parent, out_dir=out_dir)
         try:
             TextRLConfig.model_validate(translation.config)
         except ConfigError as error:
             raise locate(error, translation.lines, recipe, {}) from None
-        problems = [f"{f'line {p.where[5:]}: ' if p.where else ''}{p.field}: {p.message}" for p in translation.problems]
+        problems = [str(p) for p in translation.problems]  # "line N: key: what to do", for the file's comments
         notes = [str(note) for note in translation.notes]
         out_dir.mkdir(parents=True, exist_ok=True)
         output.write_text(
@@ -106,10 +97,8 @@ def convert_main(argv: list[str] | None = None) -> int:
         print(f"textrl-convert: {exc}", file=sys.stderr)
         return 2
     print(f"textrl-convert: wrote {output} ({len(notes)} translations)")
-    for p in translation.problems:
-        print(
-            f"textrl-convert: {recipe}:{p.where[5:] + ':' if p.where else ''} {p.field}: {p.message}", file=sys.stderr
-        )
+    for problem in translation.located(recipe):
+        print(f"textrl-convert: {problem}", file=sys.stderr)
     if problems:
         print(
             f"textrl-convert: {len(problems)} key(s) of the recipe need your hand; they are listed at the top of "

@@ -153,7 +153,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     )
     eval_section = getattr(cfg, "eval_dataset", None)
     if eval_section is not None:
-        evaluation = from_section(eval_section, run.base_dir, light=True)
+        evaluation = from_section(eval_section, run.base_dir, light=True, where="eval_dataset")
     if evaluation is not None:
         evaluation = check_dataset(evaluation, algo.data_format.name)
         held = f" (held out of dataset by test_split_size={section.test_split_size})" if eval_section is None else ""

@@ -23,6 +23,7 @@ _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 def train_parser() -> argparse.ArgumentParser:
     """--config, the run controls, and one flag per spec option (generated/cli_flags.py)."""
     from ..generated.cli_flags import FLAGS
+    from .convert import TRL_COMMANDS
 
     parser = argparse.ArgumentParser(
         prog="textrl-train",
@@ -34,7 +35,7 @@ def train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--algo", metavar="NAME", help="The algorithm, if the YAML file does not say it.")
     parser.add_argument(
         "--trl",
-        choices=("grpo", "rloo", "dpo", "kto", "reward"),
+        choices=TRL_COMMANDS,
         help="The --config file is a recipe written for TRL's CLI (trl CMD --config FILE): run it as that command "
         "would, through TextRL's checks. textrl-convert writes the TextRL YAML it amounts to.",
     )
@@ -220,7 +221,9 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
             shutil.rmtree(output_dir)
     train, held_out = load_split(dataset_section, run.base_dir)
     eval_section = getattr(cfg, "eval_dataset", None)
-    evaluation = from_section(eval_section, run.base_dir) if eval_section is not None else held_out
+    evaluation = (
+        from_section(eval_section, run.base_dir, where="eval_dataset") if eval_section is not None else held_out
+    )
     reward = reward_from_section(_require(run, "reward"), run.base_dir) if family is Family.ONLINE else None
     from ..trl_build import build_trl_config
 
