@@ -44,7 +44,11 @@ class ModelSection(Section):
     """The policy model to load and how."""
 
     name: str = Field(min_length=1)
-    """A hub id (e.g. Qwen/Qwen2.5-0.5B) or a local folder saved with save_pretrained."""
+    """A hub id (e.g. Qwen/Qwen2.5-0.5B), a local folder saved with save_pretrained, a .gguf file, or a built-in
+    model: textrl:tiny (offline, for tests) or textrl:smollm2 (SmolLM2-135M-Instruct, fetched once)."""
+    gguf_file: str | None = None
+    """A GGUF file inside the folder `name` (transformers' gguf_file); converted once to a float checkpoint that
+    trains. Needs the gguf extra."""
     peft: PeftSection | None = None
     """A LoRA adapter to train instead of the full model."""
     quantization: Quantization | None = None

@@ -11,7 +11,7 @@ from importlib import metadata
 # The TRL releases this TextRL release was tested with (the drift tests pin the spec to them).
 TESTED_TRL = ((1, 16), (1, 17))  # >= 1.16, < 1.17
 PACKAGES = ("textrl", "trl", "transformers", "peft", "accelerate", "datasets", "torch", "bitsandbytes", "vllm",
-            "deepspeed", "pydantic")  # fmt: skip
+            "deepspeed", "gguf", "pydantic")  # fmt: skip
 
 
 class UntestedTRLWarning(UserWarning):
@@ -70,6 +70,9 @@ def environment() -> dict[str, str]:
         info["gpus"] = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())) or "none"
     except ImportError:
         info["cuda"] = "unknown (torch not installed)"
+    from .gguf_models import cache_report
+
+    info["textrl cache"] = cache_report()
     problem = trl_range_problem()
     info["trl check"] = problem or "in the tested range"
     return info

@@ -55,6 +55,10 @@ def parameters_from_config(config: dict[str, Any]) -> int | None:
     return int(layers * per_layer + embeddings)
 
 
+SMOLLM2_PARAMETERS = 134_515_008
+"""textrl:smollm2 as converted (tied embeddings counted once)."""
+
+
 def count_parameters(name: str, base_dir: Path) -> tuple[int | None, str]:
     """(parameters, how they were found) for a model section's name."""
     path = Path(name) if Path(name).is_absolute() else base_dir / name
@@ -131,9 +135,17 @@ def plan(cfg: Any, params: int, device_gib: float | None) -> Plan:
 def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, device_what: str = "") -> list[str]:
     """The dry run's memory lines, with a warning when the run will not fit the device."""
     name = cfg.model.name
-    if name.startswith("textrl:"):
+    if name.startswith("textrl:tiny"):
         return [f"memory: {name} is TextRL's built-in tiny model (about 140k parameters, under 10 MB in all)"]
-    params, how = count_parameters(name, base_dir)
+    if name == "textrl:smollm2":
+        from .models import builtin_path
+
+        folder = builtin_path(name)
+        params, how = count_parameters(str(folder), base_dir)
+        if params is None:
+            params, how = SMOLLM2_PARAMETERS, "SmolLM2-135M-Instruct, not fetched yet"
+    else:
+        params, how = count_parameters(name, base_dir)
     if params is None:
         return [f"memory: {name}: parameters {how}; no estimate"]
     if device_gib is None:

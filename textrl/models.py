@@ -141,21 +141,44 @@ def _detect_task(name_or_path: str, revision: str | None, trust_remote_code: boo
 
 TINY = "textrl:tiny"
 TINY_REWARD = "textrl:tiny-reward"
+BUILTINS = (TINY, TINY_REWARD, "textrl:smollm2")
+"""TextRL's built-in models: two offline tiny ones and SmolLM2-135M-Instruct (fetched once, see gguf_models)."""
 
 
 def builtin_path(name: str) -> Path | None:
-    """Where `textrl:tiny` / `textrl:tiny-reward` live (under $TEXTRL_HOME, default ~/.cache/textrl), built or not."""
-    if name not in (TINY, TINY_REWARD):
+    """Where a built-in model lives (under $TEXTRL_HOME, default ~/.cache/textrl), built or not."""
+    from .gguf_models import textrl_home
+
+    if name not in BUILTINS:
         return None
-    home = Path(os.environ.get("TEXTRL_HOME", Path.home() / ".cache" / "textrl"))
-    return home / name.split(":")[1]
+    return textrl_home() / name.split(":")[1]
 
 
-def builtin_model(name: str) -> str:
-    """`textrl:tiny` and `textrl:tiny-reward`: the offline tiny models, built once under ~/.cache/textrl."""
+def builtin_model(name: str, gguf_file: str | None = None) -> str:
+    """A model reference as from_pretrained reads it: `textrl:tiny`/`textrl:tiny-reward` built offline once,
+    `textrl:smollm2` fetched and converted once, a `.gguf` file (or `gguf_file` in a folder) converted once to a
+    float checkpoint; anything else (a hub id or a folder) as it is."""
+    if gguf_file or name.endswith(".gguf"):
+        from .gguf_models import gguf_folder
+
+        return str(gguf_folder(name, gguf_file))
+    if name.startswith("textrl:") and name not in BUILTINS:
+        raise ConfigError(
+            [
+                Problem(
+                    "model",
+                    f"got {name!r}; TextRL's built-in models are {', '.join(BUILTINS)}. Fix: use one of these, a "
+                    "local folder or a hub id.",
+                )
+            ]
+        )
     path = builtin_path(name)
     if path is None:
         return name
+    if name == "textrl:smollm2":
+        from .gguf_models import smollm2_folder
+
+        return str(smollm2_folder())
     from .tiny import build_tiny_model
 
     return str(build_tiny_model(path, reward=name == TINY_REWARD))
@@ -172,8 +195,10 @@ def load_model(
     task: Task = "auto",
     revision: str | None = None,
     trust_remote_code: bool = False,
+    gguf_file: str | None = None,
 ) -> tuple[Any, Any, Any]:
-    """Load `(policy, tokenizer, ref_or_None)` from a hub id, a local folder, or `textrl:tiny` (offline demo model).
+    """Load `(policy, tokenizer, ref_or_None)` from a hub id, a local folder, a `.gguf` file, or a built-in model:
+    `textrl:tiny` (offline demo model) or `textrl:smollm2` (SmolLM2-135M-Instruct, fetched once).
 
     - `peft={"type": "lora", "r": 16, ...}` wraps the policy in a LoRA adapter; the reference is then None
       because TRL disables the adapter for the reference pass.
@@ -184,10 +209,14 @@ def load_model(
     - A tokenizer without a pad token gets its eos token as pad.
     - DeepSpeed ZeRO-3: build the TRL config first (`textrl.trl_build.build_trl_config(cfg)`) and keep a reference
       to it while loading, so that from_pretrained partitions the weights as they load (textrl-train does this).
+    - A GGUF checkpoint (`"model.gguf"`, or a folder with `gguf_file="model.Q4_1.gguf"`) is dequantized once into a
+      float32 folder under $TEXTRL_HOME/gguf without the quantizer state that makes TRL refuse training, and
+      loaded from there: an ordinary model for full fine-tuning or LoRA, with the file's tokenizer and chat
+      template. Needs `pip install 'textrl[gguf]'`.
     """
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
-    name_or_path = builtin_model(name_or_path)
+    name_or_path = builtin_model(name_or_path, gguf_file)
     section = _peft_section(peft)
     if quantization in ("4bit", "8bit") and section is None:
         raise ConfigError(
@@ -250,4 +279,5 @@ def load_section(
         task=task,
         revision=section.revision,
         trust_remote_code=section.trust_remote_code,
+        gguf_file=section.gguf_file,
     )

@@ -45,7 +45,10 @@ def _temperature(text: str) -> float:
 
 def eval_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrl-eval", description="Generate and score completions; no training.")
-    parser.add_argument("--model", required=True, help="A checkpoint folder, a hub id, or textrl:tiny.")
+    parser.add_argument(
+        "--model", required=True, help="A checkpoint folder, a hub id, a .gguf file, textrl:tiny or textrl:smollm2."
+    )
+    parser.add_argument("--gguf-file", default=None, help="A GGUF file inside the --model folder.")
     parser.add_argument("--dataset", required=True, help="A local .jsonl/.json/.csv/.parquet file or a hub dataset id.")
     parser.add_argument("--split", default="train", help="Split, with slicing such as test[:100] (default: train).")
     parser.add_argument("--subset", default=None, help="Hub dataset configuration name.")
@@ -202,7 +205,7 @@ def eval_main(argv: list[str] | None = None) -> int:
         for fn in rewards.values():  # a parameter nothing fills is named before the model loads
             check_signature(fn, data.column_names)
         set_seed(args.seed)
-        model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm")
+        model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm", gguf_file=args.gguf_file)
         model.to(_device())
         prompts = list(data["prompt"])
         started = time.perf_counter()

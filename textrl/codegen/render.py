@@ -289,7 +289,7 @@ def _doc_rows(algo: spec.Algorithm) -> list[dict[str, Any]]:
                 "allowed": describe(option.annotation, option.bounds).replace("|", "\\|"),
                 "default": default,
                 "trl": f"`{option.trl_name}`" if option.trl_name else "TextRL only",
-                "description": option.description.replace("|", "\\|"),
+                "description": _cell(option.description),
             }
         )
     return [{"group": g, "rows": rows} for g, rows in groups.items()]
@@ -312,11 +312,16 @@ def _section_docs(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
                 {
                     "key": option.name,
                     "algos": "" if users == everyone else ", ".join(users),
-                    "doc": option.description.replace("|", "\\|"),
+                    "doc": _cell(option.description),
                     "models": [_model_doc(m) for m in models],
                 }
             )
     return out
+
+
+def _cell(text: str) -> str:
+    """Text for one Markdown table cell: a docstring's line breaks become spaces, pipes are escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
 
 
 def _union_models(tp: Any) -> list[type[BaseModel]]:
@@ -330,7 +335,7 @@ def _model_doc(model: type[BaseModel]) -> dict[str, Any]:
                   if getattr(m, k, None) is not None}  # fmt: skip
         default = "required" if info.is_required() else f"`{json.dumps(info.default)}`"
         fields.append({"name": name, "allowed": describe(info.annotation, bounds).replace("|", "\\|"),
-                       "default": default, "description": (info.description or "").replace("|", "\\|")})  # fmt: skip
+                       "default": default, "description": _cell(info.description or "")})  # fmt: skip
     return {"name": model.__name__, "doc": (model.__doc__ or "").strip(), "fields": fields}
 
 
