@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py            # about 10 minutes on 2 cores
     .venv/bin/python bench/run.py --quick    # fewer repetitions, to check that it runs (about 4 minutes)
+    .venv/bin/python bench/run.py --real     # only the real-model section (SmolLM2-135M), rewritten in place
 
 Ratios are TextRL / baseline, so below 1 is faster for time and above 1 is faster for throughput. Benchmarks
 are not tests: nothing here fails on a time. Each training run is a fresh process; TextRL and TRL runs alternate
@@ -45,11 +46,11 @@ def largest_difference(ours: list[dict[str, float]], theirs: list[dict[str, floa
     return worst
 
 
-def overhead(tiny: str, algo: str, reps: int, steps: int) -> list[Row]:
+def overhead(tiny: str, algo: str, reps: int, steps: int, *options: str, what: str = "training") -> list[Row]:
     runs: dict[str, list[dict[str, Any]]] = {"textrl": [], "trl": []}
     for rep in range(reps):
         for mode in ("textrl", "trl") if rep % 2 == 0 else ("trl", "textrl"):
-            runs[mode].append(run_training(tiny, mode, algo, "--steps", str(steps)))
+            runs[mode].append(run_training(tiny, mode, algo, "--steps", str(steps), *options))
     diff = max(largest_difference(a["history"], runs["trl"][0]["history"]) for a in runs["textrl"])
     same = f"logged metrics identical (max rel diff {diff:.1e})" if diff < 1e-5 else f"METRICS DIFFER (rel {diff:.2e})"
 
@@ -58,11 +59,11 @@ def overhead(tiny: str, algo: str, reps: int, steps: int) -> list[Row]:
 
     note = f"{steps} steps, median of {reps} runs each; {same}"
     return [
-        Row(f"training {algo.upper()}: time per optimizer step vs TRL", med("textrl", "per_step_s") * 1000,
+        Row(f"{what} {algo.upper()}: time per optimizer step vs TRL", med("textrl", "per_step_s") * 1000,
             med("trl", "per_step_s") * 1000, "ms", note + "; target <= 1.02"),
-        Row(f"training {algo.upper()}: peak memory (max RSS) vs TRL", med("textrl", "peak_mb"), med("trl", "peak_mb"),
+        Row(f"{what} {algo.upper()}: peak memory (max RSS) vs TRL", med("textrl", "peak_mb"), med("trl", "peak_mb"),
             "MB", f"median of {reps} runs each"),
-        Row(f"training {algo.upper()}: whole process (imports, load, train, TextRL's manifest and report) vs TRL",
+        Row(f"{what} {algo.upper()}: whole process (imports, load, train, TextRL's manifest and report) vs TRL",
             med("textrl", "total_s"), med("trl", "total_s"), "s", "wall time of the run inside the process"),
     ]  # fmt: skip
 
@@ -87,14 +88,53 @@ def composition(tiny: str, step_ms: float, reps: int) -> list[Row]:
     ]  # fmt: skip
 
 
+REAL = "## Real model"
+
+
+def real_model(reps: int, where: str) -> str:
+    """The real-model section: GRPO and DPO steps on SmolLM2-135M-Instruct (textrl:smollm2, full fine-tuning)."""
+    from textrl.models import builtin_model
+
+    smollm2 = builtin_model("textrl:smollm2")
+    rows: list[Row] = []
+    for algo in ("grpo", "dpo"):
+        print(f"real model: {algo}", file=sys.stderr)
+        rows += overhead(smollm2, algo, reps, 6, "--warmup", "2", what="SmolLM2-135M (real model)")
+    return "\n".join([
+        REAL,
+        "",
+        "`textrl:smollm2` (134.5M parameters, float32, full fine-tuning; DPO with its reference copy), the same text "
+        "prompts and pairs as the tiny rows, 6 steps of which the first 2 are left out of the step time. "
+        "`.venv/bin/python bench/run.py --real` rewrites this section alone.",
+        "",
+        table(rows, where),
+        "",
+    ])  # fmt: skip
+
+
+def replace_section(text: str, heading: str, section: str) -> str:
+    """`text` with the section that starts at `heading` (up to the next `## ` heading) replaced, or appended."""
+    start = text.find(heading)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    end = text.find("\n## ", start + len(heading))
+    return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="Fewer repetitions: checks that every benchmark runs.")
+    parser.add_argument("--real", action="store_true", help="Only the real-model section, rewritten in --output.")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
     reps, steps, runs = (1, 8, 2) if args.quick else (3, 20, 5)
     where = machine()
     sys.path.insert(0, str(ROOT))
+    if args.real:
+        old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
+        args.output.write_text(replace_section(old, REAL, real_model(1 if args.quick else 2, where)), encoding="utf-8")
+        print(args.output.read_text(encoding="utf-8"))
+        return
     from textrl.tiny import build_tiny_model
 
     with tempfile.TemporaryDirectory() as home:
@@ -111,8 +151,9 @@ def main() -> None:
         rows += evaluation.rows(home)
         print("scaling", file=sys.stderr)
         series = scaling.series(tiny)
+    real = real_model(1 if args.quick else 2, where)
     scaling.plot(series, HERE / "scaling.png", where)
-    args.output.write_text(report(rows, series, where, quick=args.quick), encoding="utf-8")
+    args.output.write_text(report(rows, series, where, quick=args.quick) + "\n" + real, encoding="utf-8")
     print(args.output.read_text(encoding="utf-8"))
 
 

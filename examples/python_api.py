@@ -20,6 +20,8 @@ def length_reward(prompts, completions, **_):
 tiny_run = {"max_steps": 2, "per_device_train_batch_size": 4, "gradient_checkpointing": False, "save_strategy": "no"}
 
 # a hub model (needs network): load_model("Qwen/Qwen2.5-0.5B", peft={"type": "lora", "r": 16})
+# the real SmolLM2-135M-Instruct, fetched once then offline: load_model("textrl:smollm2", peft=...)
+# a GGUF file, converted once to float32: load_model("model.Q4_K_M.gguf") or load_model(folder, gguf_file=...)
 model, tok, _ = load_model("textrl:tiny", peft={"type": "lora", "r": 16})
 cfg = TextRLConfig(
     algo="grpo", output_dir="out/grpo", num_generations=4, max_completion_length=8, beta=0.04, **tiny_run

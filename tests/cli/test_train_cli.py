@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import BIN, GRPO, write
+from .conftest import BIN, GRPO, ROOT, write
 
 pytestmark = pytest.mark.slow
 
@@ -267,3 +267,11 @@ def test_two_processes_agree_on_the_best_checkpoint(cli, tmp_path: Path) -> None
     state = json.loads((tmp_path / "out/dpo/checkpoint-4/trainer_state.json").read_text())
     assert Path(state["best_model_checkpoint"]).parent.name == "dpo", state["best_model_checkpoint"]
     assert not (tmp_path / "out/dpo/.textrl-partial").exists()
+
+
+def test_smollm2_example_dry_run_fetches_nothing(cli, textrl_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """The main job's config checks in a dry run before textrl:smollm2 is fetched (TEXTRL_HOME here has only tiny)."""
+    done = cli("textrl-train", "--config", str(ROOT / "examples/smollm2/grpo.yaml"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "textrl:smollm2" in done.stdout and "134.5M parameters, SmolLM2-135M-Instruct, not fetched yet" in done.stdout
+    assert not (textrl_home / "smollm2").exists() and not (textrl_home / "downloads").exists()

@@ -29,7 +29,8 @@ def test_quickstart_runs_and_reward_rises() -> None:
     assert "mean reward: first 5 steps" in done.stdout
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted([*ROOT.glob("examples/*.yaml"), *ROOT.glob("examples/smollm2/*.yaml")]),
+                         ids=lambda p: str(p.relative_to(ROOT / "examples")))  # fmt: skip
 def test_show_trl_config_on_every_example(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _load("show_trl_config").main(str(path)) == 0
     out = capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -54,13 +55,16 @@ def test_missing_trl_is_named_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> N
     )
 
 
-def test_env_prints_the_version_set() -> None:
-    done = subprocess.run([str(BIN / "textrl-train"), "--env"], capture_output=True, text=True, check=True)
+def test_env_prints_the_version_set(tmp_path: Path) -> None:
+    (tmp_path / "smollm2").mkdir()
+    env = {**os.environ, "TEXTRL_HOME": str(tmp_path)}
+    done = subprocess.run([str(BIN / "textrl-train"), "--env"], capture_output=True, text=True, check=True, env=env)
     lines = dict(line.split(None, 1) for line in done.stdout.splitlines() if not line.startswith("trl check"))
     assert lines["trl"] == metadata.version("trl") and lines["torch"] == metadata.version("torch")
     for name in ("textrl", "transformers", "peft", "accelerate", "datasets", "bitsandbytes", "vllm", "cuda"):
         assert name in lines, done.stdout
     assert "trl check     in the tested range" in done.stdout
+    assert lines["cache"] == f"{tmp_path} (textrl:smollm2)" and lines["gguf"] == metadata.version("gguf")
 
 
 def test_print_schema_is_the_generated_schema() -> None:

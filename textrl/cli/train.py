@@ -275,9 +275,33 @@ def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int) 
         lines.append(f"mean reward: first {k} logged steps {first:.4f} -> last {k} logged steps {last:.4f}")
     if steps:
         lines.append(f"loss: first {steps[0]['loss']:.4f} -> last {steps[-1]['loss']:.4f}")
+    lines += _held_out(history)
     if (output_dir / "report.png").is_file():
         lines.append(f"report: {output_dir / 'report.png'}")
     print("\n".join(lines))
+
+
+def _held_out(history: list[dict[str, Any]]) -> list[str]:
+    """The evaluation set's first and last scores (eval_on_start, then the last evaluation): the reward and each
+    reward component for GRPO/RLOO, the loss, accuracy and margin for pairwise and reward-model runs."""
+    evals = [h for h in history if "eval_loss" in h or "eval_reward" in h]
+    if len(evals) < 2:
+        return []
+    first, last = evals[0], evals[-1]
+    if "eval_reward" in first:  # an online run: its eval loss is a policy-gradient surrogate, not a score
+        parts = sorted(k for k in first if k.startswith("eval_rewards/") and k.endswith("/mean"))
+        named = {"eval_reward": "reward", **{k: k[len("eval_rewards/") : -len("/mean")] for k in parts}}
+    else:
+        keys = ("eval_loss", "eval_rewards/accuracies", "eval_rewards/margins", "eval_accuracy")
+        named = {k: k[len("eval_") :] for k in keys}
+    shown = {
+        k: v for k, v in named.items() if isinstance(first.get(k), float | int) and isinstance(last.get(k), float | int)
+    }
+    if not shown:
+        return []
+    width = max(map(len, shown.values()))
+    lines = [f"held-out evaluation (eval_dataset), step {first.get('step', 0)} -> step {last.get('step', '?')}:"]
+    return lines + [f"  {name:<{width}}  {first[k]:.4f} -> {last[k]:.4f}" for k, name in shown.items()]
 
 
 def launch_processes(requested: int | None) -> int:

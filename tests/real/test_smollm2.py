@@ -1,0 +1,139 @@
+"""The real pretrained model: `textrl:smollm2` and GGUF files load offline into models TRL trains, and a TextRL
+step on it logs exactly what the same step through TRL directly logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from textrl import OnlineTrainer, PreferenceTrainer, TextRLConfig, load_model
+from textrl.data import from_list
+from textrl.gguf_models import SMOLLM2_GGUF_SHA256, SMOLLM2_MEMBER, STAMP, textrl_home
+
+pytestmark = [pytest.mark.slow, pytest.mark.real]
+
+QUESTION = "What is {a} plus {b}? Answer with only the number."
+PROMPTS = [[{"role": "user", "content": QUESTION.format(a=a, b=b)}] for a, b in ((7, 5), (3, 4), (9, 2), (6, 6))]
+PAIRS = [
+    {"prompt": p, "chosen": [{"role": "assistant", "content": str(s)}],
+     "rejected": [{"role": "assistant", "content": f"The answer is {s}. To find it, we add the two numbers."}]}
+    for p, s in zip(PROMPTS, (12, 7, 11, 12), strict=True)
+]  # fmt: skip
+TIMING = {"step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos"}
+COMMON = {"max_steps": 1, "logging_steps": 1, "save_strategy": "no", "seed": 3, "learning_rate": 1e-5}
+
+
+def only_number(completions: list[Any], **_: Any) -> list[float]:
+    """1.0 for a reply that is a bare number, else 0.0 minus a little per character (so groups differ)."""
+    texts = [c[-1]["content"] for c in completions]
+    return [1.0 if t.strip().isdigit() else -len(t) / 100 for t in texts]
+
+
+def _same_logs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
+    assert len(ours) == len(theirs)
+    for mine, raw in zip(ours, theirs, strict=True):
+        assert set(mine) == set(raw)
+        for key in set(mine) - TIMING:
+            assert mine[key] == pytest.approx(raw[key], rel=1e-5, abs=1e-7), key
+
+
+def test_builtin_loads_as_a_plain_trainable_model(smollm2: Path) -> None:
+    """SmolLM2-135M-Instruct: Llama, 134.5M parameters, float32, no quantizer left, chat template, and it can add."""
+    import torch
+
+    model, tok, ref = load_model("textrl:smollm2", load_ref=False)
+    assert type(model).__name__ == "LlamaForCausalLM" and ref is None
+    assert sum(p.numel() for p in model.parameters()) == 134_515_008
+    assert getattr(model, "hf_quantizer", None) is None and not hasattr(model.config, "quantization_config")
+    assert all(p.dtype == torch.float32 and p.requires_grad for p in model.parameters())
+    assert "quantization_config" not in json.loads((smollm2 / "config.json").read_text())
+    assert json.loads((smollm2 / STAMP).read_text())["sha256"] == SMOLLM2_GGUF_SHA256
+    text = tok.apply_chat_template(PROMPTS[0], tokenize=False, add_generation_prompt=True)
+    assert text.endswith("<|im_start|>assistant\n") and tok.eos_token == "<|im_end|>"
+    batch = tok(text, return_tensors="pt", add_special_tokens=False)
+    with torch.no_grad():
+        out = model.generate(**batch, max_new_tokens=12, do_sample=False, pad_token_id=tok.pad_token_id)
+    answer = tok.decode(out[0, batch["input_ids"].shape[1] :], skip_special_tokens=True)
+    assert "12" in answer, answer  # measured: "7 + 5 = 12 ..."
+
+
+def test_gguf_file_and_gguf_file_in_folder_give_the_same_model(
+    smollm2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A .gguf path converts once into $TEXTRL_HOME/gguf; naming it as gguf_file beside its folder reuses that."""
+    import torch
+
+    source = textrl_home() / "downloads" / Path(SMOLLM2_MEMBER).name
+    assert source.is_file(), "textrl:smollm2 keeps its GGUF file in the cache"
+    copy = tmp_path / "models" / "smol.Q4_1.gguf"
+    copy.parent.mkdir()
+    shutil.copyfile(source, copy)
+    monkeypatch.setenv("TEXTRL_HOME", str(tmp_path / "home"))
+    model, tok, ref = load_model(str(copy), load_ref=False)
+    converted = list((tmp_path / "home" / "gguf").iterdir())
+    assert [p.name for p in converted] == [f"smol.Q4_1-{SMOLLM2_GGUF_SHA256[:16]}"]
+    assert not [p for p in converted[0].parent.iterdir() if p.name.startswith(".")]  # no staging left behind
+    mtime = (converted[0] / "model.safetensors").stat().st_mtime
+    again, _, _ = load_model(str(copy.parent), gguf_file=copy.name, load_ref=False)
+    assert (converted[0] / "model.safetensors").stat().st_mtime == mtime  # not converted a second time
+    builtin, _, _ = load_model(str(smollm2), load_ref=False)
+    for (name, a), b, c in zip(model.state_dict().items(), again.state_dict().values(), builtin.state_dict().values(),
+                               strict=True):  # fmt: skip
+        assert torch.equal(a, b) and torch.equal(a, c), name
+    assert tok.chat_template and ref is None
+
+
+def test_lora_on_the_real_model(smollm2: Path) -> None:
+    model, _, ref = load_model("textrl:smollm2", peft={"type": "lora", "r": 8, "target_modules": "all-linear"})
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert ref is None and 0 < trainable < 2_000_000
+
+
+def test_grpo_step_parity_with_trl(smollm2: Path, tmp_path: Path) -> None:
+    """One GRPO step (full fine-tuning, chat prompts) logs the same numbers through TextRL as through TRL."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    online = {"num_generations": 4, "per_device_train_batch_size": 8, "max_completion_length": 8, "beta": 0.0}
+    model, tok, _ = load_model("textrl:smollm2", load_ref=False)
+    cfg = TextRLConfig(algo="grpo", output_dir=str(tmp_path / "textrl"), gradient_checkpointing=False,
+                       **COMMON, **online)  # fmt: skip
+    ours = OnlineTrainer(model=model, tokenizer=tok, reward=only_number, config=cfg,
+                         train_dataset=from_list([{"prompt": p} for p in PROMPTS]))  # fmt: skip
+    ours.train()
+
+    args = GRPOConfig(output_dir=str(tmp_path / "trl"), bf16=False, activation_checkpointing=False, report_to="none",
+                      **COMMON, **online)  # fmt: skip
+    raw = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(smollm2), reward_funcs=only_number, args=args,
+                      train_dataset=Dataset.from_list([{"prompt": p} for p in PROMPTS]),
+                      processing_class=AutoTokenizer.from_pretrained(smollm2))  # fmt: skip
+    raw.train()
+    assert ours.log_history[0]["rewards/only_number/mean"] is not None
+    _same_logs(ours.log_history, raw.state.log_history)
+
+
+def test_dpo_step_parity_with_trl(smollm2: Path, tmp_path: Path) -> None:
+    """One DPO step (full fine-tuning with a reference copy, chat pairs) logs the same numbers as TRL directly."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import DPOConfig, DPOTrainer
+
+    offline = {"per_device_train_batch_size": 4, "max_length": 64, "beta": 0.1}
+    model, tok, ref = load_model("textrl:smollm2")
+    cfg = TextRLConfig(algo="dpo", output_dir=str(tmp_path / "textrl"), gradient_checkpointing=False,
+                       **COMMON, **offline)  # fmt: skip
+    ours = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(PAIRS), config=cfg)
+    ours.train()
+
+    args = DPOConfig(output_dir=str(tmp_path / "trl"), bf16=False, activation_checkpointing=False, report_to="none",
+                     **COMMON, **offline)  # fmt: skip
+    raw = DPOTrainer(model=AutoModelForCausalLM.from_pretrained(smollm2), args=args, train_dataset=Dataset.from_list(PAIRS),
+                     processing_class=AutoTokenizer.from_pretrained(smollm2))  # fmt: skip
+    raw.train()
+    assert "rewards/accuracies" in ours.log_history[0]
+    _same_logs(ours.log_history, raw.state.log_history)
