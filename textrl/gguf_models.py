@@ -108,7 +108,7 @@ def convert_gguf(gguf_path: Path, folder: Path, digest: str) -> Path:
             ) from exc
         # What makes TRL refuse training ("purely quantized models"): the attached quantizer and its config
         # entry. The weights themselves are already float32.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(staging)

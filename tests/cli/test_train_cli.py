@@ -273,5 +273,25 @@ def test_smollm2_example_dry_run_fetches_nothing(cli, textrl_home: Path) -> None
     """The main job's config checks in a dry run before textrl:smollm2 is fetched (TEXTRL_HOME here has only tiny)."""
     done = cli("textrl-train", "--config", str(ROOT / "examples/smollm2/grpo.yaml"), "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "textrl:smollm2" in done.stdout and "134.5M parameters, SmolLM2-135M-Instruct, not fetched yet" in done.stdout
+    assert (
+        "textrl:smollm2" in done.stdout and "134.5M parameters, SmolLM2-135M-Instruct, not fetched yet" in done.stdout
+    )
     assert not (textrl_home / "smollm2").exists() and not (textrl_home / "downloads").exists()
+
+
+def test_held_out_scores_before_and_after_are_printed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """eval_on_start plus a last evaluation: textrl-train prints the eval set's reward and components both times."""
+    config = GRPO.replace("max_steps: 4", "max_steps: 2").replace("save_steps: 2", 'save_strategy: "no"')
+    config += ("eval_dataset: {path: quickstart_prompts.jsonl}\neval_strategy: steps\neval_steps: 2\neval_on_start: true\n"
+               "per_device_eval_batch_size: 8\n")  # fmt: skip
+    done = cli("textrl-train", "--config", str(write(tmp_path / "run.yaml", config)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    start = lines.index("held-out evaluation (eval_dataset), step 0 -> step 2:")
+    assert lines[start + 1].split()[0] == "reward" and lines[start + 2].split()[0] == "lowercase_share"
+    before, after = map(float, lines[start + 2].split()[1::2])
+    history = json.loads((tmp_path / "out/grpo/log_history.json").read_text())
+    evals = [h for h in history if "eval_reward" in h]
+    assert [h["step"] for h in evals] == [0, 2]
+    assert (before, after) == (round(evals[0]["eval_rewards/lowercase_share/mean"], 4),
+                               round(evals[1]["eval_rewards/lowercase_share/mean"], 4))  # fmt: skip

@@ -88,9 +88,11 @@ def test_gguf_file_and_gguf_file_in_folder_give_the_same_model(
 
 
 def test_lora_on_the_real_model(smollm2: Path) -> None:
+    """r 8 on every linear layer: 30 layers x 8 x (q 576+576, k 576+192, v 576+192, o 576+576, gate/up/down
+    3 x (576+1536)) = 2,442,240 trainable parameters; the frozen base needs no reference copy."""
     model, _, ref = load_model("textrl:smollm2", peft={"type": "lora", "r": 8, "target_modules": "all-linear"})
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    assert ref is None and 0 < trainable < 2_000_000
+    assert ref is None and trainable == 30 * 8 * (2 * 1152 + 2 * 768 + 3 * 2112) == 2_442_240
 
 
 def test_grpo_step_parity_with_trl(smollm2: Path, tmp_path: Path) -> None:
@@ -137,3 +139,53 @@ def test_dpo_step_parity_with_trl(smollm2: Path, tmp_path: Path) -> None:
     raw.train()
     assert "rewards/accuracies" in ours.log_history[0]
     _same_logs(ours.log_history, raw.state.log_history)
+
+
+def test_a_file_that_is_not_gguf_is_refused_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrl.errors import ConfigError
+
+    monkeypatch.setenv("TEXTRL_HOME", str(tmp_path / "home"))
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 64)
+    with pytest.raises(ConfigError) as err:
+        load_model(str(bad), load_ref=False)
+    assert f"{bad} could not be read as a GGUF checkpoint by transformers" in str(err.value)
+    assert "Fix: check the file" in str(err.value)
+    assert list((tmp_path / "home" / "gguf").iterdir()) == []  # the private staging folder is gone too
+
+
+def test_merge_and_eval_take_the_real_model(smollm2: Path, tmp_path: Path) -> None:
+    """textrl-merge folds a LoRA adapter of textrl:smollm2 into a standalone model; textrl-eval reads both the
+    built-in name and the merged folder (real console scripts in subprocesses)."""
+    import os
+    import subprocess
+    import sys
+
+    model, tok, _ = load_model("textrl:smollm2", peft={"type": "lora", "r": 4, "target_modules": "all-linear"})
+    model.save_pretrained(tmp_path / "adapter")
+    tok.save_pretrained(tmp_path / "adapter")
+    assert json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"] == str(
+        smollm2
+    )
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    merge = [
+        str(bin_dir / "textrl-merge"),
+        "--adapter",
+        str(tmp_path / "adapter"),
+        "--output",
+        str(tmp_path / "merged"),
+    ]
+    done = subprocess.run(merge, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "merged" / "model.safetensors").is_file()
+    (tmp_path / "q.jsonl").write_text(json.dumps({"prompt": PROMPTS[0]}) + "\n")
+    (tmp_path / "score.py").write_text(
+        "def length(completions, **_):\n    return [float(len(c[-1]['content'])) for c in completions]\n"
+    )
+    for name in ("textrl:smollm2", str(tmp_path / "merged")):
+        done = subprocess.run([str(bin_dir / "textrl-eval"), "--model", name, "--dataset", "q.jsonl", "--reward",
+                               "score:length", "--temperature", "0", "--max-new-tokens", "4"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "1 completions (1 prompts x 1)" in done.stdout and "score:length" in done.stdout
