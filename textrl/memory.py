@@ -144,6 +144,8 @@ def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, dev
         params, how = count_parameters(str(folder), base_dir)
         if params is None:
             params, how = SMOLLM2_PARAMETERS, "SmolLM2-135M-Instruct, not fetched yet"
+    elif name.endswith(".gguf") or cfg.model.gguf_file:
+        params, how = None, "not counted in a dry run (a GGUF file is dequantized at start)"
     else:
         params, how = count_parameters(name, base_dir)
     if params is None:

@@ -54,3 +54,16 @@ def test_dry_run_says_when_it_cannot_estimate(tmp_path: Path, capsys: pytest.Cap
         "memory: org/not-downloaded: parameters not on disk (a hub id); downloaded at start; no estimate"
         in capsys.readouterr().out
     )
+
+
+def test_dry_run_on_a_gguf_file_says_when_it_is_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A GGUF file is not read in a dry run (no torch, no conversion); the plan says so instead of guessing."""
+    (tmp_path / "m.Q4_K_M.gguf").write_bytes(b"GGUF")
+    assert _dry_run(tmp_path, "{name: m.Q4_K_M.gguf}") == 0
+    out = capsys.readouterr().out
+    assert (
+        "memory: m.Q4_K_M.gguf: parameters not counted in a dry run (a GGUF file is dequantized at start); no estimate"
+        in out
+    )
+    assert _dry_run(tmp_path, "{name: ., gguf_file: m.Q4_K_M.gguf}") == 0
+    assert "parameters not counted in a dry run (a GGUF file is dequantized at start)" in capsys.readouterr().out
