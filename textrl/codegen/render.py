@@ -4,25 +4,38 @@ from __future__ import annotations
 
 import hashlib
 import json
-import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Any
 
 import jinja2
-from pydantic import BaseModel
 
-from textrl import spec
-from textrl.annotations import describe, source, strip_optional, union_members
-from textrl.spec import choices, forms, sections
-
-from .schema import build_schema, class_description
+from .contexts import (
+    FULL_SPEC,
+    SpecView,
+    config_module,
+    doc_rows,
+    flag_rows,
+    section_docs,
+    trl_builder_module,
+    trl_default_notes,
+)
+from .python_source import (
+    TypeNames,
+    alias_source,
+    choice_aliases,
+    choice_objects,
+    py_literal,
+    py_string_block,
+    section_names,
+    wrap_sequence,
+)
+from .schema import build_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
 GENERATED = ROOT / "generated"
-WIDTH = 120
 
 _COMMENT = {".py": "# {}", ".md": "<!-- {} -->"}
 
@@ -65,314 +78,19 @@ def _environment(templates: Path) -> jinja2.Environment:
     return env
 
 
-# --- Python source of values and types -------------------------------------------------------------------------
-
-
-def py_literal(value: Any) -> str:
-    """A value as Python source, with double-quoted strings."""
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        inner = ", ".join(py_literal(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
-def import_line(module: str, names: Sequence[str]) -> str:
-    """`from module import a, b`, parenthesised one name per line when too long."""
-    line = f"from {module} import {', '.join(names)}"
-    if len(line) <= WIDTH:
-        return line
-    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
-
-
-def wrap_sequence(text: str) -> str:
-    """A one-line tuple or list literal, one element per line when it is too long."""
-    if len(text) <= WIDTH - 8:
-        return text
-    inner = [part.strip() for part in text[1:-1].split(",") if part.strip()]
-    return text[0] + "\n" + "".join(f"    {p},\n" for p in inner) + text[-1]
-
-
-def py_string_block(text: str, indent: int = 12) -> str:
-    """A long string as parenthesised implicit concatenation that fits the line width."""
-    if len(text) + indent + 8 <= WIDTH:
-        return py_literal(text)
-    pad = " " * indent
-    chunks = textwrap.wrap(text, WIDTH - indent - 4, drop_whitespace=False, break_on_hyphens=False)
-    return "(\n" + "".join(f"{pad}{py_literal(c)}\n" for c in chunks) + " " * (indent - 4) + ")"
-
-
-def _choice_objects() -> list[tuple[str, Any]]:
-    return [(name, obj) for name, obj in vars(choices).items() if get_origin(obj) is Literal]
-
-
-def _choice_aliases() -> dict[int, str]:
-    return {id(obj): name for name, obj in vars(choices).items() if get_origin(obj) is Literal}
-
-
-def _section_names() -> dict[int, str]:
-    names = {
-        id(obj): name
-        for name, obj in vars(sections).items()
-        if isinstance(obj, type) and issubclass(obj, BaseModel) and obj.__module__ == sections.__name__
-    }
-    names[id(sections.RewardRef)] = "RewardRef"
-    names |= {id(obj): name for name, obj in vars(forms).items() if get_origin(obj) is Annotated}
-    return names
-
-
-@dataclass(frozen=True)
-class TypeNames:
-    """Names the generated code uses for the spec's Literal aliases and section models."""
-
-    aliases: dict[int, str]
-    models: dict[int, str]
-
-    def name_of(self, used: set[str]) -> Callable[[Any], str | None]:
-        def lookup(tp: Any) -> str | None:
-            name = self.aliases.get(id(tp)) or self.models.get(id(tp))
-            if name:
-                used.add(name)
-            return name
-
-        return lookup
-
-
-def alias_source(name: str, tp: Any) -> str:
-    """`Name = Literal["a", "b"]`, one value per line when it does not fit."""
-    values = [py_literal(v) for v in get_args(tp)]
-    one_line = f"{name} = Literal[{', '.join(values)}]"
-    if len(one_line) <= WIDTH:
-        return one_line
-    return f"{name} = Literal[\n" + "".join(f"    {v},\n" for v in values) + "]"
-
-
-def _docstring(text: str, indent: str = "    ") -> str:
-    """A one-line docstring; never wrapped, because pydantic keeps line breaks in the description it reads."""
-    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    return f'{indent}"""{body}"""'
-
-
-def field_source(option: spec.Option, type_src: str) -> str:
-    """The right-hand side of a generated field: a bare default, or Field(...) with bounds."""
-    args = [] if option.required else [py_literal(option.default)]
-    args += [f"{k}={py_literal(v)}" for k, v in option.bounds.items()]
-    mutable = isinstance(option.default, list | dict)
-    if not option.required and not option.bounds and not mutable:
-        return f"{option.name}: {type_src} = {args[0]}"
-    return f"{option.name}: {type_src} = Field({', '.join(args)})"
-
-
-# --- per-artifact contexts ------------------------------------------------------------------------------------------
-
-
-def _config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
-    used: set[str] = set()
-    lookup = names.name_of(used)
-    fields = []
-    for option in algo.options:
-        line = field_source(option, source(option.annotation, lookup))
-        fields.append({"line": line, "doc": _docstring(option.description)})
-    algo_values = (algo.name, *algo.aliases)
-    choice_imports = sorted(n for n in used if hasattr(choices, n))
-    form_imports = sorted(n for n in used if hasattr(forms, n) and not hasattr(choices, n))
-    section_imports = sorted(n for n in used if not hasattr(choices, n) and not hasattr(forms, n))
-    uses_field = any("Field(" in f["line"] for f in fields)
-    return {
-        "algo": algo,
-        "class_doc": _docstring(class_description(algo)),
-        "algo_literal": "Literal[" + ", ".join(py_literal(v) for v in algo_values) + "]",
-        "fields": fields,
-        "choice_imports": choice_imports,
-        "imports": [
-            line
-            for module, names in (
-                ("textrl.generated.configs.choices", choice_imports),
-                ("textrl.spec.forms", form_imports),
-                ("textrl.spec.sections", section_imports),
-            )
-            if names
-            for line in [import_line(module, names)]
-        ],
-        "section_imports": section_imports,
-        "needs_any": any("Any" in f["line"] for f in fields),
-        "uses_field": uses_field,
-    }
-
-
-def _trl_builder_module(algo: spec.Algorithm) -> dict[str, Any]:
-    module, _, cls = algo.trl_config.rpartition(".")
-    values = []
-    converters = set()
-    for option in algo.options:
-        if option.trl_name is None or option.mirrored:
-            continue
-        expr = f"cfg.{option.name}"
-        if option.trl_convert:
-            converters.add(option.trl_convert)
-            expr = f"{option.trl_convert}({expr})"
-        values.append((option.trl_name, expr))
-    return {
-        "algo": algo,
-        "trl_module": module,
-        "trl_class": cls,
-        "values": values,
-        "fixed": [(k, py_literal(v)) for k, v in algo.fixed.items()],
-        "mirrored": [o.name for o in algo.options if o.mirrored],
-        "build_imports": sorted({"finish", *converters}),
-    }
-
-
-def _algos_source(algos: tuple[str, ...], everyone: tuple[str, ...]) -> str:
-    if algos == everyone:
-        return "ALL"
-    text = py_literal(algos)
-    if len(text) + 14 <= WIDTH:
-        return text
-    return "(\n" + "".join(f"            {py_literal(a)},\n" for a in algos) + "        )"
-
-
-def _flags(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
-    for algo in algos:
-        for option in algo.options:
-            if not option.cli:
-                continue
-            row = rows.setdefault(option.name, {"dest": option.name, "variants": {}, "algos": []})
-            row["algos"].append(algo.name)
-            row["variants"].setdefault((option.description, _metavar(option.annotation)), []).append(algo.name)
-    everyone = tuple(a.name for a in algos)
-    out = []
-    for row in rows.values():
-        variants = row["variants"]
-        metavars = {m for _, m in variants}
-        if len(variants) == 1:
-            help_text = next(iter(variants))[0]
-        else:
-            help_text = " | ".join(f"{', '.join(algos)}: {desc}" for (desc, _), algos in variants.items())
-        metavar = next(iter(metavars)) if len(metavars) == 1 else "VALUE"
-        out.append(
-            {
-                "dest": row["dest"],
-                "flag": "--" + row["dest"].replace("_", "-"),
-                "metavar": metavar,
-                "algos": tuple(row["algos"]),
-                "algos_source": _algos_source(tuple(row["algos"]), everyone),
-                "algos_text": "all" if tuple(row["algos"]) == everyone else ", ".join(row["algos"]),
-                "help": help_text,
-            }
-        )
-    return out
-
-
-def _metavar(tp: Any) -> str:
-    base = strip_optional(tp)
-    if base is bool:
-        return ""
-    if get_origin(base) is Literal:
-        return "{" + ",".join(str(v) for v in get_args(base)) + "}"
-    if get_origin(base) is list:
-        return "LIST"
-    return {int: "INT", float: "FLOAT", str: "TEXT"}.get(base, "VALUE")
-
-
-def _doc_rows(algo: spec.Algorithm) -> list[dict[str, Any]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for option in algo.options:
-        default = "required" if option.required else f"`{json.dumps(option.default)}`"
-        groups.setdefault(option.group, []).append(
-            {
-                "name": option.name,
-                "allowed": describe(option.annotation, option.bounds).replace("|", "\\|"),
-                "default": default,
-                "trl": f"`{option.trl_name}`" if option.trl_name else "TextRL only",
-                "description": _cell(option.description),
-            }
-        )
-    return [{"group": g, "rows": rows} for g, rows in groups.items()]
-
-
-def _section_docs(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
-    """Each section option (model, dataset, reward, ...) with the keys of its section models."""
-    everyone = [a.name for a in algos]
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for algo in algos:
-        for option in algo.options:
-            models = _union_models(option.annotation)
-            models += [n for m in models for f in m.model_fields.values() for n in _union_models(f.annotation)]
-            if option.trl_name is not None or not models or option.name in seen:
-                continue
-            seen.add(option.name)
-            users = [a.name for a in algos if option.name in a.option_names]
-            out.append(
-                {
-                    "key": option.name,
-                    "algos": "" if users == everyone else ", ".join(users),
-                    "doc": _cell(option.description),
-                    "models": [_model_doc(m) for m in models],
-                }
-            )
-    return out
-
-
-def _cell(text: str) -> str:
-    """Text for one Markdown table cell: a docstring's line breaks become spaces, pipes are escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def _union_models(tp: Any) -> list[type[BaseModel]]:
-    return [m for m in union_members(strip_optional(tp)) if isinstance(m, type) and issubclass(m, BaseModel)]
-
-
-def _model_doc(model: type[BaseModel]) -> dict[str, Any]:
-    fields = []
-    for name, info in model.model_fields.items():
-        bounds = {k: getattr(m, k) for m in info.metadata for k in ("ge", "gt", "le", "lt", "min_length")
-                  if getattr(m, k, None) is not None}  # fmt: skip
-        default = "required" if info.is_required() else f"`{json.dumps(info.default)}`"
-        fields.append({"name": name, "allowed": describe(info.annotation, bounds).replace("|", "\\|"),
-                       "default": default, "description": _cell(info.description or "")})  # fmt: skip
-    return {"name": model.__name__, "doc": (model.__doc__ or "").strip(), "fields": fields}
-
-
-def _trl_default_notes(algo: spec.Algorithm, view: SpecView) -> list[dict[str, str]]:
-    notes = []
-    for (who, name), difference in view.different_from_trl.items():
-        if who in ("*", algo.name) and name in algo.option_names:
-            notes.append({"name": name, "why": difference.why, "trl": json.dumps(difference.trl_default)})
-    return notes
-
-
-@dataclass(frozen=True)
-class SpecView:
-    """The parts of the spec the codegen renders (the whole spec, or a small fixture in golden tests)."""
-
-    algorithms: Sequence[spec.Algorithm]
-    removed: Sequence[spec.Removed] = ()
-    renamed: Sequence[spec.Renamed] = ()
-    different_from_trl: Mapping[tuple[str, str], spec.TrlDifference] = field(default_factory=dict)
-
-
-FULL_SPEC = SpecView(spec.ALGORITHMS, spec.REMOVED, spec.RENAMED, spec.DIFFERENT_FROM_TRL)
-
-
 def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[Artifact]:
     """Every generated file, rendered from the spec (or a fixture view of one, for golden tests)."""
     algos = list(view.algorithms)
     env = _environment(templates)
-    names = TypeNames(_choice_aliases(), _section_names())
-    flags = _flags(algos)
+    names = TypeNames(choice_aliases(), section_names())
+    flags = flag_rows(algos)
 
     def render(template: str, **context: Any) -> str:
         return env.get_template(template).render(**context)
 
-    modules = {algo.name: _config_module(algo, names) for algo in algos}
+    modules = {algo.name: config_module(algo, names) for algo in algos}
     used_choices = {n for m in modules.values() for n in m["choice_imports"]}
-    aliases = [alias_source(n, tp) for n, tp in _choice_objects() if n in used_choices]
+    aliases = [alias_source(n, tp) for n, tp in choice_objects() if n in used_choices]
     out: list[Artifact] = [
         Artifact("__init__.py", "package_init.py.jinja", "spec/", render("package_init.py.jinja",
                  doc="Code written by textrl.codegen from spec/ and templates/. Never edit by hand.")),
@@ -391,17 +109,17 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
                  render("algorithms.md.jinja", algos=algos, removed=view.removed, renamed=view.renamed)),
         Artifact("docs/cli.md", "cli.md.jinja", "spec/options", render("cli.md.jinja", flags=flags)),
         Artifact("docs/sections.md", "sections.md.jinja", "spec/sections.py",
-                 render("sections.md.jinja", sections=_section_docs(algos))),
+                 render("sections.md.jinja", sections=section_docs(algos))),
     ]  # fmt: skip
     for algo in algos:
         source_name = f"spec/algorithms.py ({algo.name})"
         out.append(Artifact(f"configs/{algo.name}.py", "config_class.py.jinja", source_name,
                             render("config_class.py.jinja", **modules[algo.name])))  # fmt: skip
         out.append(Artifact(f"trl_builders/{algo.name}.py", "trl_builder.py.jinja", source_name,
-                            render("trl_builder.py.jinja", **_trl_builder_module(algo))))  # fmt: skip
+                            render("trl_builder.py.jinja", **trl_builder_module(algo))))  # fmt: skip
         out.append(Artifact(f"docs/options/{algo.name}.md", "options.md.jinja", source_name,
-                            render("options.md.jinja", algo=algo, groups=_doc_rows(algo),
-                                   trl_defaults=_trl_default_notes(algo, view))))  # fmt: skip
+                            render("options.md.jinja", algo=algo, groups=doc_rows(algo),
+                                   trl_defaults=trl_default_notes(algo, view))))  # fmt: skip
     return out
 
 

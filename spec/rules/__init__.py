@@ -1,0 +1,55 @@
+"""Cross-field rules: what TRL checks late (inside the loss, at trainer init) or not at all.
+
+Each check receives the validated values of one config and returns None or the whole message. The rules live by
+topic: `losses` (pairwise loss options), `batching` (generation and evaluation batches), `training` (options every
+algorithm shares) and `data` (the data and reward sections); `COMMON_RULES` are the ones every algorithm gets.
+"""
+
+from .batching import EVAL_GENERATION_BATCH, GENERATION_BATCH
+from .data import COMPOSED_REWARD_WEIGHTS, EVAL_ROWS_NOT_HELD_OUT, MIXTURE_SHARES, ONE_EVAL_SET, TEST_SPLIT_SHARE
+from .losses import pairwise_rules
+from .training import (
+    BEST_NEEDS_METRIC,
+    NO_LORA_ON_HEAD,
+    PLATEAU_NEEDS_EVAL,
+    PRECISION,
+    QUANTIZED_NEEDS_PEFT,
+    REF_SYNC_NOT_PRECOMPUTED,
+    VLLM_SETTINGS_NEED_VLLM,
+    ZERO3_NOT_QUANTIZED,
+    whole_steps,
+)
+
+COMMON_RULES = (
+    PRECISION,
+    TEST_SPLIT_SHARE,
+    ONE_EVAL_SET,
+    MIXTURE_SHARES,
+    EVAL_ROWS_NOT_HELD_OUT,
+    ZERO3_NOT_QUANTIZED,
+    QUANTIZED_NEEDS_PEFT,
+    BEST_NEEDS_METRIC,
+    PLATEAU_NEEDS_EVAL,
+    *(whole_steps(n) for n in ("logging_steps", "save_steps", "eval_steps")),
+)
+"""Rules about the training options every algorithm shares."""
+
+__all__ = [
+    "BEST_NEEDS_METRIC",
+    "COMMON_RULES",
+    "COMPOSED_REWARD_WEIGHTS",
+    "EVAL_GENERATION_BATCH",
+    "EVAL_ROWS_NOT_HELD_OUT",
+    "GENERATION_BATCH",
+    "MIXTURE_SHARES",
+    "NO_LORA_ON_HEAD",
+    "ONE_EVAL_SET",
+    "PLATEAU_NEEDS_EVAL",
+    "PRECISION",
+    "QUANTIZED_NEEDS_PEFT",
+    "REF_SYNC_NOT_PRECOMPUTED",
+    "TEST_SPLIT_SHARE",
+    "VLLM_SETTINGS_NEED_VLLM",
+    "ZERO3_NOT_QUANTIZED",
+    "pairwise_rules",
+]

@@ -1,0 +1,100 @@
+"""Rules about batches: the generation and evaluation batches of online algorithms against num_generations."""
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import Rule
+
+
+def _divisors(total: int, most: int = 12) -> list[int]:
+    """The divisors >= 2 of `total`, smallest first, at most `most` of them (found in O(sqrt(total)))."""
+    small, large = [], []
+    d = 1
+    while d * d <= total:
+        if total % d == 0:
+            small.append(d)
+            if d * d != total:
+                large.append(total // d)
+        d += 1
+    return [x for x in small + large[::-1] if x >= 2][:most]
+
+
+def _world_size() -> int:
+    """Processes in this run: `accelerate launch` and torchrun set WORLD_SIZE in every process they start."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
+    gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
+    world = _world_size()
+    per_device, n = cfg["per_device_train_batch_size"] * world, cfg["num_generations"]
+    if gen is not None and spg is not None:
+        return (
+            f"generation_batch_size={gen} and steps_per_generation={spg} are both set; they say the same thing two "
+            "ways. Fix: set only one of them."
+        )
+    if gen is None:
+        gen = per_device * (spg or cfg["gradient_accumulation_steps"])
+        processes = f" × {world} processes" if world > 1 else ""
+        source = (
+            f"per_device_train_batch_size × {'steps_per_generation' if spg else 'gradient_accumulation_steps'}"
+            f"{' × processes' if world > 1 else ''} = {cfg['per_device_train_batch_size']} × "
+            f"{spg or cfg['gradient_accumulation_steps']}{processes}"
+        )
+    else:
+        source = "generation_batch_size"
+        if gen % per_device:
+            return (
+                f"generation_batch_size={gen} is not a multiple of the global batch (per_device_train_batch_size × "
+                f"processes = {per_device}). Fix: use a multiple of {per_device}, e.g. "
+                f"{per_device * max(1, round(gen / per_device))}."
+            )
+    if gen % n:
+        fits = _divisors(gen)
+        where = f"over {world} processes" if world > 1 else "on one process"
+        return (
+            f"the generation batch ({source} = {gen} completions {where}) is not divisible by "
+            f"num_generations={n}, so prompt groups would be split. Allowed num_generations for this batch: "
+            f"{', '.join(map(str, fits)) or 'none'}. Fix: change num_generations or per_device_train_batch_size "
+            "so that the batch is a multiple of num_generations."
+        )
+    return None
+
+
+GENERATION_BATCH = Rule(
+    name="generation_batch_divisible",
+    fields=("num_generations", "per_device_train_batch_size", "generation_batch_size", "steps_per_generation"),
+    description="The generation batch (per_device_train_batch_size × steps_per_generation × processes, or "
+    "generation_batch_size) is a multiple of num_generations; the number of processes comes from WORLD_SIZE, which "
+    "accelerate launch sets (1 otherwise).",
+    check=_generation_batch,
+)
+
+
+def _eval_generation_batch(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("eval_strategy", "no") == "no":
+        return None
+    world = _world_size()
+    n = cfg.get("num_generations_eval") or cfg["num_generations"]
+    batch = cfg["per_device_eval_batch_size"] * world
+    if batch % n == 0:
+        return None
+    which = "num_generations_eval" if cfg.get("num_generations_eval") else "num_generations"
+    return (
+        f"the evaluation batch (per_device_eval_batch_size × processes = {batch}) is not divisible by {which}={n}; "
+        "TRL refuses it when the config is built. Fix: make per_device_eval_batch_size a multiple of "
+        f"{n}, or set num_generations_eval to a divisor of {batch}."
+    )
+
+
+EVAL_GENERATION_BATCH = Rule(
+    name="eval_generation_batch_divisible",
+    fields=("per_device_eval_batch_size", "num_generations", "num_generations_eval", "eval_strategy"),
+    description="When evaluating, per_device_eval_batch_size × processes is a multiple of num_generations_eval (or "
+    "num_generations).",
+    check=_eval_generation_batch,
+)

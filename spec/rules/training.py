@@ -1,0 +1,171 @@
+"""Rules about the training options every algorithm shares: precision, LoRA, quantization, checkpoints, vLLM."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import Rule
+
+
+def _precision(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("bf16") is True and cfg.get("fp16"):
+        return "bf16=True and fp16=True are both set. Fix: choose one; bf16 where the GPU supports it."
+    return None
+
+
+PRECISION = Rule(
+    name="one_precision", fields=("bf16", "fp16"), description="bf16 and fp16 are not both on.", check=_precision
+)
+
+
+def _lora_head(cfg: Mapping[str, Any]) -> str | None:
+    model = cfg.get("model")
+    peft = getattr(model, "peft", None)
+    targets = getattr(peft, "target_modules", None)
+    if isinstance(targets, list) and "lm_head" in targets:
+        return (
+            "model.peft.target_modules includes lm_head, which TRL's DPO and KTO trainers refuse. "
+            "Fix: drop lm_head, or use target_modules: all-linear (which leaves the output head out)."
+        )
+    return None
+
+
+NO_LORA_ON_HEAD = Rule(
+    name="no_lora_on_lm_head",
+    fields=("model",),
+    description="A LoRA adapter must not target lm_head (TRL's DPO and KTO trainers refuse it).",
+    check=_lora_head,
+)
+
+
+def _ref_sync(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("sync_ref_model") and cfg.get("precompute_ref_log_probs"):
+        return (
+            "sync_ref_model=True and precompute_ref_log_probs=True are both set, but precomputed reference "
+            "log-probabilities cannot follow a reference model that moves. Fix: turn one of them off."
+        )
+    return None
+
+
+REF_SYNC_NOT_PRECOMPUTED = Rule(
+    name="ref_sync_not_precomputed",
+    fields=("sync_ref_model", "precompute_ref_log_probs"),
+    description="sync_ref_model and precompute_ref_log_probs are not both on.",
+    check=_ref_sync,
+)
+
+
+def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
+    distributed, model = cfg.get("distributed"), cfg.get("model")
+    quantization = getattr(model, "quantization", None)
+    zero3 = getattr(distributed, "strategy", None) == "deepspeed" and getattr(distributed, "zero_stage", None) == 3
+    if zero3 and quantization:
+        return (
+            f"distributed.zero_stage=3 with model.quantization={quantization!r}: ZeRO-3 partitions every parameter "
+            f"across the processes, and bitsandbytes {quantization} weights cannot be partitioned that way. Fix: use "
+            "zero_stage 2 (QLoRA's adapters and optimizer state shard fine there), strategy ddp, or drop quantization."
+        )
+    return None
+
+
+ZERO3_NOT_QUANTIZED = Rule(
+    name="zero3_not_quantized",
+    fields=("distributed", "model"),
+    description="DeepSpeed ZeRO-3 is not combined with a 4/8-bit (bitsandbytes) model.",
+    check=_zero3_quantized,
+)
+
+
+def _quantized_needs_peft(cfg: Mapping[str, Any]) -> str | None:
+    model = cfg.get("model")
+    quantization = getattr(model, "quantization", None)
+    if quantization and getattr(model, "peft", None) is None:
+        return (
+            f"model.quantization={quantization!r} without model.peft: quantized weights are frozen, so only a LoRA "
+            "adapter can train (QLoRA). Fix: add model.peft: {type: lora, r: 16}, or drop quantization."
+        )
+    return None
+
+
+QUANTIZED_NEEDS_PEFT = Rule(
+    name="quantized_needs_peft",
+    fields=("model",),
+    description="A 4/8-bit model trains through a LoRA adapter (QLoRA): quantization needs peft.",
+    check=_quantized_needs_peft,
+)
+
+
+def _vllm_settings_need_vllm(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("use_vllm"):
+        return None
+    if cfg.get("vllm_mode") == "server" or cfg.get("vllm_server_base_url"):
+        what = "vllm_server_base_url is set" if cfg.get("vllm_server_base_url") else "vllm_mode='server' is set"
+        return (
+            f"{what} but use_vllm is false, so TRL generates with transformers and ignores it. Fix: set "
+            "use_vllm: true (textrl.rollout.vllm.vllm_config(mode='server', ...) sets both), or remove it."
+        )
+    return None
+
+
+VLLM_SETTINGS_NEED_VLLM = Rule(
+    name="vllm_settings_need_use_vllm",
+    fields=("use_vllm", "vllm_mode", "vllm_server_base_url"),
+    description="vLLM server settings are not given without use_vllm (TRL would ignore them).",
+    check=_vllm_settings_need_vllm,
+)
+
+
+def _best_needs_metric(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("save_strategy") == "best" and not cfg.get("metric_for_best_model"):
+        return (
+            "save_strategy='best' needs metric_for_best_model to say which metric is best (transformers raises at "
+            "trainer start otherwise). Fix: set metric_for_best_model, e.g. 'eval_loss', or use save_strategy 'steps'."
+        )
+    return None
+
+
+BEST_NEEDS_METRIC = Rule(
+    name="best_checkpoint_metric",
+    fields=("save_strategy", "metric_for_best_model"),
+    description="save_strategy best needs metric_for_best_model.",
+    check=_best_needs_metric,
+)
+
+
+_METRIC_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
+
+
+def _plateau_needs_eval(cfg: Mapping[str, Any]) -> str | None:
+    scheduler = cfg.get("lr_scheduler_type")
+    if scheduler in _METRIC_SCHEDULERS and cfg.get("eval_strategy") == "no":
+        return (
+            f"lr_scheduler_type={scheduler!r} changes the rate when the evaluation metric stops improving, but "
+            "eval_strategy is 'no' (transformers refuses it). Fix: set eval_strategy to 'steps' or 'epoch' (and give "
+            "an eval dataset), or choose another scheduler, e.g. 'cosine'."
+        )
+    return None
+
+
+PLATEAU_NEEDS_EVAL = Rule(
+    name="plateau_scheduler_needs_eval",
+    fields=("lr_scheduler_type", "eval_strategy"),
+    description="lr_scheduler_type reduce_lr_on_plateau or greedy needs an eval_strategy other than no.",
+    check=_plateau_needs_eval,
+)
+
+
+def whole_steps(name: str) -> Rule:
+    def check(cfg: Mapping[str, Any]) -> str | None:
+        value = cfg.get(name)
+        if value is not None and value > 1 and value != int(value):
+            return (
+                f"{name}={value}: a value above 1 counts steps and must be whole (below 1 it is a fraction of all "
+                f"steps); transformers rejects it at build time. Fix: use {int(value)} or {int(value) + 1}."
+            )
+        return None
+
+    return Rule(
+        name=f"whole_{name}",
+        fields=(name,),
+        description=f"{name} above 1 is a whole number of steps.",
+        check=check,
+    )
