@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..unit.test_docs import ROOT, documented_files, runnable_python
+from ..doc_blocks import ROOT, documented_files, runnable_python
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
