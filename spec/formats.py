@@ -12,6 +12,7 @@ PROMPT_ONLY = DataFormat(
 PAIRWISE = DataFormat(
     name="preference (paired)",
     columns=("prompt", "chosen", "rejected"),
+    optional=("prompt",),
     description="A prompt with a preferred and a dispreferred completion. The prompt may be left implicit: "
     "chosen and rejected then hold whole conversations sharing a prefix.",
     example={"prompt": "2 + 2 =", "chosen": " 4", "rejected": " 5"},
@@ -24,8 +25,12 @@ BINARY = DataFormat(
 )
 REWARD_PAIRS = DataFormat(
     name="preference (implicit prompt allowed)",
-    columns=("chosen", "rejected"),
+    columns=("prompt", "chosen", "rejected"),
+    optional=("prompt",),
     description="A preferred and a dispreferred text, with an optional prompt column; the model learns to score "
     "chosen above rejected.",
     example={"chosen": "The capital of France is Paris.", "rejected": "The capital of France is Rome."},
 )
+
+FORMATS: tuple[DataFormat, ...] = (PROMPT_ONLY, PAIRWISE, BINARY, REWARD_PAIRS)
+FORMATS_BY_NAME: dict[str, DataFormat] = {f.name: f for f in FORMATS}

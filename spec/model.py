@@ -11,7 +11,7 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Frozen(BaseModel):
@@ -95,12 +95,27 @@ class Rule(_Frozen):
 
 
 class DataFormat(_Frozen):
-    """The dataset columns an algorithm needs."""
+    """The dataset columns an algorithm needs: every column it reads, and which of them a dataset may leave out."""
 
     name: str
     columns: tuple[str, ...]
+    """Every column the format reads, in the order a row lays them out (docs list them so)."""
+    optional: tuple[str, ...] = ()
+    """The columns of `columns` a dataset may leave out (e.g. the prompt, when it is implicit in the completions)."""
     description: str
     example: Mapping[str, Any]
+
+    @model_validator(mode="after")
+    def _optional_among_columns(self) -> DataFormat:
+        stray = [c for c in self.optional if c not in self.columns]
+        if stray:
+            raise ValueError(f"data format {self.name!r}: optional {', '.join(stray)} not among its columns")
+        return self
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The columns every dataset in this format must have, in order."""
+        return tuple(c for c in self.columns if c not in self.optional)
 
 
 class Paper(_Frozen):

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError
+from .spec import FORMATS_BY_NAME, DataFormat
+from .spec.formats import PROMPT_ONLY
 
 _FILE_TYPES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
@@ -291,13 +293,6 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
 
 # --- shape checks -------------------------------------------------------------------------------------------------
 
-_FORMATS = {
-    "prompt-only": ("prompt",),
-    "preference (paired)": ("chosen", "rejected"),
-    "unpaired preference": ("prompt", "completion", "label"),
-    "preference (implicit prompt allowed)": ("chosen", "rejected"),
-}
-
 
 def _text_kind(value: Any) -> str | None:
     """'standard' for text, 'conversational' for a list of {role, content} messages, None otherwise."""
@@ -339,38 +334,41 @@ def _check_text_column(values: Sequence[Any], column: str, fmt: str, kinds: dict
             )
 
 
-def check_dataset(dataset: Any, data_format: str) -> Any:
-    """Check every row against a data format of the spec (e.g. 'prompt-only'); returns the dataset, ready for TRL.
+def check_dataset(dataset: Any, data_format: DataFormat | str) -> Any:
+    """Check every row against a data format of the spec (a `DataFormat`, or its name, e.g. 'prompt-only'); returns
+    the dataset, ready for TRL.
 
     A prompt-only dataset with a `messages` column and no `prompt` column gets it renamed to `prompt`.
     """
-    if data_format not in _FORMATS:
+    fmt = data_format if isinstance(data_format, DataFormat) else FORMATS_BY_NAME.get(data_format)
+    if fmt is None:
         raise ValueError(f"unknown data format {data_format!r}")
+    name = fmt.name
     columns = list(dataset.column_names)
-    if data_format == "prompt-only" and "prompt" not in columns and "messages" in columns:
+    if name == PROMPT_ONLY.name and "prompt" not in columns and "messages" in columns:
         dataset = dataset.rename_column("messages", "prompt")
         columns = list(dataset.column_names)
-    needed = _FORMATS[data_format]
+    needed = fmt.required
     missing = [c for c in needed if c not in columns]
     if missing:
         raise DataError(
-            f"missing column {missing[0]!r}: the {data_format} format needs columns {', '.join(needed)}; the dataset "
+            f"missing column {missing[0]!r}: the {name} format needs columns {', '.join(needed)}; the dataset "
             f"has {', '.join(columns) or 'none'}. Fix: rename or add the column (dataset.rename_column(...)).",
             column=missing[0],
         )
     if len(dataset) == 0:
         raise DataError(
-            f"the dataset has no rows; the {data_format} format needs at least one. Fix: check the "
+            f"the dataset has no rows; the {name} format needs at least one. Fix: check the "
             "split or the filter that produced it."
         )
     kinds: dict[str, tuple[str, int]] = {}
     for column in (c for c in ("prompt", "chosen", "rejected", "completion") if c in columns):
-        _check_text_column(dataset[column], column, data_format, kinds)
+        _check_text_column(dataset[column], column, name, kinds)
     if "label" in needed:
         for row, label in enumerate(dataset["label"]):
             if not isinstance(label, bool):
                 raise DataError(
-                    f"column 'label', row {row}: got {label!r} ({type(label).__name__}); the {data_format} format "
+                    f"column 'label', row {row}: got {label!r} ({type(label).__name__}); the {name} format "
                     "needs true (desirable) or false (undesirable). Fix: set a boolean label on that row.",
                     column="label",
                     row=row,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError
+from .spec import Family
 
 CHAT_MARGIN = 256
 """Tokens a chat template may add around a row's contents (role markers, a default system prompt)."""
@@ -61,15 +62,18 @@ def _rows(rows: list[int]) -> str:
     return f"row{'s' if len(rows) > 1 else ''} {shown}"
 
 
-def check_lengths(dataset: Any, family: str, limits: Limits, count: Counter, *, name: str = "dataset") -> list[str]:
+def check_lengths(
+    dataset: Any, family: Family | str, limits: Limits, count: Counter, *, name: str = "dataset"
+) -> list[str]:
     """Raise DataError for rows that cannot train; return a note for each kind of row TRL will cut or drop.
 
-    `family` is the algorithm family's value (online, pairwise preference, binary preference, reward model).
+    `family` is the algorithm's `spec.Family` (or its value, e.g. "online").
     """
     columns = list(dataset.column_names)
     prompts = list(dataset["prompt"]) if "prompt" in columns else [""] * len(dataset)
     notes: list[str] = []
-    if family == "online":
+    family = Family(family)
+    if family is Family.ONLINE:
         if limits.context is None:
             return notes
         budget = limits.context - (limits.max_completion_length or 0)
@@ -108,7 +112,7 @@ def check_lengths(dataset: Any, family: str, limits: Limits, count: Counter, *, 
     for values in completions.values():
         for i, n in _counted(values, near, count, False).items():
             full[i] = max(full[i], prompt_tokens[i] + n)
-    if family == "reward model":
+    if family is Family.REWARD_MODEL:
         dropped = [i for i in near if full[i] > limit]
         if len(dropped) == len(dataset):
             raise DataError(

@@ -15,14 +15,15 @@ WORDS = ["apple", "river", "sea", "dog", "tree", "stone", "cloud", "fire"]
 
 
 def rows_for(data_format: spec.DataFormat, n: int = 16) -> list[dict[str, Any]]:
-    """A small dataset in any of the spec's data formats (chosen by its columns, so new algorithms are covered)."""
+    """A small dataset in any of the spec's data formats (chosen by its columns, so new algorithms are covered); an
+    optional prompt is given where the format's example row gives one."""
     columns = data_format.columns
     if columns == ("prompt",):
         return [{"prompt": PROMPTS[i % len(PROMPTS)]} for i in range(n)]
     if "label" in columns:
         return [{"prompt": f"Repeat the word: {WORDS[i % 8]} ->", "completion": f" {WORDS[(i // 2) % 8]}",
                  "label": i % 2 == 0} for i in range(n)]  # fmt: skip
-    prompt = "prompt" in columns
+    prompt = "prompt" in data_format.required or "prompt" in data_format.example
     return [
         {**({"prompt": f"Repeat the word: {w} ->"} if prompt else {}),
          "chosen": f" {w}" if prompt else f"Repeat the word: {w} -> {w}",
