@@ -4,58 +4,27 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .data_checks import check_dataset, same_layout
 from .errors import DataError
-from .spec import FORMATS_BY_NAME, DataFormat
-from .spec.formats import PROMPT_ONLY
+
+__all__ = ["Rows", "check_dataset", "from_hub", "from_jsonl", "from_list", "from_section", "jsonl_rows", "list_rows",
+           "load_split"]  # fmt: skip
 
 _FILE_TYPES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "chat messages" if _text_kind(value) == "conversational" else "list"
-    return type(value).__name__
-
-
-def _same_layout(rows: Sequence[Mapping[str, Any]], where: str) -> None:
-    """Arrow needs one type per column; say which row breaks it instead of Arrow's 'Expected bytes, got list'."""
-    first: dict[str, tuple[str, int]] = {}
-    for row_number, row in enumerate(rows):
-        for column, value in row.items():
-            kind = _kind(value)
-            if kind == "null":
-                continue
-            seen = first.setdefault(column, (kind, row_number))
-            if seen[0] != kind:
-                raise DataError(
-                    f"{where}: column {column!r}, row {row_number}: {kind}, but row {seen[1]} is {seen[0]}; a column "
-                    "holds one layout throughout (e.g. all plain text or all chat messages). Fix: convert the rows "
-                    "to one layout.",
-                    column=column,
-                    row=row_number,
-                )
 
 
 def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
     """A `datasets.Dataset` from strings (each becomes a prompt-only row) or mappings (rows as they are)."""
     from datasets import Dataset
 
-    return Dataset.from_list(_list_rows(items))
+    return Dataset.from_list(list_rows(items))
 
 
-def _list_rows(items: Iterable[str | Mapping[str, Any]]) -> list[dict[str, Any]]:
+def list_rows(items: Iterable[str | Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     kinds = set()
     for i, item in enumerate(items):
@@ -78,7 +47,7 @@ def _list_rows(items: Iterable[str | Mapping[str, Any]]) -> list[dict[str, Any]]
         )
     if not rows:
         raise DataError("from_list: got no items. Fix: give at least one row.")
-    _same_layout(rows, "from_list")
+    same_layout(rows, "from_list")
     return rows
 
 
@@ -86,7 +55,7 @@ def from_jsonl(path: str | Path) -> Any:
     """A `datasets.Dataset` from a JSON Lines file; a malformed line is an error naming the line number."""
     from datasets import Dataset
 
-    return Dataset.from_list(_jsonl_rows(Path(path)))
+    return Dataset.from_list(jsonl_rows(Path(path)))
 
 
 PROGRESS_BYTES = 1 << 20  # files from this size on show a progress bar while they are read
@@ -119,7 +88,7 @@ def _decode(raw: bytes, path: Path, number: int) -> str:
         ) from None
 
 
-def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
+def jsonl_rows(path: Path) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
     rows = []
@@ -163,7 +132,7 @@ def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
             rows.append(row)
     if not rows:
         raise DataError(f"{path}: no rows. Fix: add at least one JSON object per line.")
-    _same_layout(rows, str(path))
+    same_layout(rows, str(path))
     return rows
 
 
@@ -291,91 +260,6 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
     return load_dataset(name, subset, split=split, **kwargs)
 
 
-# --- shape checks -------------------------------------------------------------------------------------------------
-
-
-def _text_kind(value: Any) -> str | None:
-    """'standard' for text, 'conversational' for a list of {role, content} messages, None otherwise."""
-    if isinstance(value, str):
-        return "standard"
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(m, Mapping) and "role" in m and "content" in m for m in value)
-    ):
-        return "conversational"
-    return None
-
-
-def _check_text_column(values: Sequence[Any], column: str, fmt: str, kinds: dict[str, tuple[str, int]]) -> None:
-    for row, value in enumerate(values):
-        kind = _text_kind(value)
-        if kind is None:
-            raise DataError(
-                f"column {column!r}, row {row}: got {type(value).__name__} {value!r:.60}; the {fmt} format needs a "
-                "string or a list of {role, content} messages. Fix: correct that row or drop it.",
-                column=column,
-                row=row,
-            )
-        if (kind == "standard" and not value.strip()) or (
-            kind == "conversational" and not str(value[-1]["content"]).strip()
-        ):
-            raise DataError(
-                f"column {column!r}, row {row}: empty text. Fix: drop the row or fill it in.", column=column, row=row
-            )
-        first = kinds.setdefault("kind", (kind, row))
-        if first[0] != kind:
-            raise DataError(
-                f"column {column!r}, row {row}: {kind} data, but row {first[1]} is {first[0]}; the {fmt} format "
-                "needs one layout throughout (all plain text or all chat messages). Fix: convert the rows to one "
-                "layout.",
-                column=column,
-                row=row,
-            )
-
-
-def check_dataset(dataset: Any, data_format: DataFormat | str) -> Any:
-    """Check every row against a data format of the spec (a `DataFormat`, or its name, e.g. 'prompt-only'); returns
-    the dataset, ready for TRL.
-
-    A prompt-only dataset with a `messages` column and no `prompt` column gets it renamed to `prompt`.
-    """
-    fmt = data_format if isinstance(data_format, DataFormat) else FORMATS_BY_NAME.get(data_format)
-    if fmt is None:
-        raise ValueError(f"unknown data format {data_format!r}")
-    name = fmt.name
-    columns = list(dataset.column_names)
-    if name == PROMPT_ONLY.name and "prompt" not in columns and "messages" in columns:
-        dataset = dataset.rename_column("messages", "prompt")
-        columns = list(dataset.column_names)
-    needed = fmt.required
-    missing = [c for c in needed if c not in columns]
-    if missing:
-        raise DataError(
-            f"missing column {missing[0]!r}: the {name} format needs columns {', '.join(needed)}; the dataset "
-            f"has {', '.join(columns) or 'none'}. Fix: rename or add the column (dataset.rename_column(...)).",
-            column=missing[0],
-        )
-    if len(dataset) == 0:
-        raise DataError(
-            f"the dataset has no rows; the {name} format needs at least one. Fix: check the "
-            "split or the filter that produced it."
-        )
-    kinds: dict[str, tuple[str, int]] = {}
-    for column in (c for c in ("prompt", "chosen", "rejected", "completion") if c in columns):
-        _check_text_column(dataset[column], column, name, kinds)
-    if "label" in needed:
-        for row, label in enumerate(dataset["label"]):
-            if not isinstance(label, bool):
-                raise DataError(
-                    f"column 'label', row {row}: got {label!r} ({type(label).__name__}); the {name} format "
-                    "needs true (desirable) or false (undesirable). Fix: set a boolean label on that row.",
-                    column="label",
-                    row=row,
-                )
-    return dataset
-
-
 def from_section(section: Any, base_dir: Path, *, light: bool = False, where: str = "dataset") -> Any:
     """The training rows a config's `dataset:` (or `eval_dataset:`) section describes, less any rows held out by
     `test_split_size`; relative paths are from base_dir.
@@ -401,14 +285,14 @@ def _source(source: Any, base_dir: Path, light: bool, where: str) -> Any:
     """One source (a dataset section or a part of a mixture), its split, with only its `columns`."""
     kwargs = {k: v for k in ("data_files", "data_dir") if (v := getattr(source, k, None)) is not None}
     if getattr(source, "list", None) is not None:
-        data = Rows(_list_rows(source.list)) if light else from_list(source.list)
+        data = Rows(list_rows(source.list)) if light else from_list(source.list)
     elif source.path is not None:
         path = Path(source.path)
         path = path if path.is_absolute() else base_dir / path
         if not path.exists():
             raise DataError(f"{where}.path: {path} does not exist. Fix: give a path relative to the config file.")
         if path.suffix.lower() == ".jsonl" and source.split == "train" and not kwargs:
-            data = Rows(_jsonl_rows(path)) if light else from_jsonl(path)
+            data = Rows(jsonl_rows(path)) if light else from_jsonl(path)
         else:
             data = from_hub(str(path), split=source.split, **kwargs)
     else:

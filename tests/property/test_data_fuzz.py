@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from textrl import DataError
-from textrl.data import _jsonl_rows, from_hub
+from textrl.data import from_hub, jsonl_rows
 
 SETTINGS = settings(derandomize=True, database=None, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
@@ -65,7 +65,7 @@ def _loads_or_names(read: Any, path: Path) -> None:
 def test_jsonl_loads_or_names_the_file(tmp_path_factory: Any, rows: list[str], fault: str) -> None:
     path = Path(tmp_path_factory.mktemp("fuzz")) / "rows.jsonl"
     path.write_bytes(_jsonl(rows, fault))
-    _loads_or_names(lambda: _jsonl_rows(path), path)
+    _loads_or_names(lambda: jsonl_rows(path), path)
 
 
 @pytest.mark.parametrize("kind", ["csv", "json"])
