@@ -10,7 +10,6 @@ import asyncio
 import functools
 import inspect
 import math
-import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
@@ -199,26 +198,16 @@ def is_async(reward: Any) -> bool:
     return inspect.iscoroutinefunction(reward) or inspect.iscoroutinefunction(type(reward).__call__)
 
 
-def threadable(reward: Any) -> bool:
-    """A plain synchronous reward function that may run in a worker thread.
-
-    Not reward models, not async functions (TRL gathers those itself), and not TRL's own rewards: TRL's
-    accuracy_reward, for one, turns its parsing timeout off outside the main thread.
-    """
-    if isinstance(reward, str) or is_model(reward) or is_async(reward):
-        return False
-    inner = reward
-    while hasattr(inner, "__wrapped__"):
-        inner = inner.__wrapped__
-    return not str(getattr(inner, "__module__", "") or "").startswith("trl.")
-
-
 class Composed:
     """Several rewards with weights. In a trainer each component is handed to TRL separately, so each is logged
     as its own metric (rewards/<name>/mean) and TRL sums them with the weights; called directly, it returns the
     weighted sum. With `concurrent=True` (the default) the components run at the same time, plain functions in
     threads: a step waits for the slowest reward, not the sum. Use `concurrent=False` for rewards that must stay
-    on the main thread (signal-based timeouts, objects that are not thread-safe)."""
+    on the main thread (signal-based timeouts, objects that are not thread-safe).
+
+    A trainer reads the composition from three public attributes, set once here: `components` (each reward
+    checked, in order), `weights` (one float per component) and `concurrent`.
+    """
 
     def __init__(
         self, rewards: Sequence[Any], weights: Sequence[float] | None = None, *, concurrent: bool = True
@@ -245,10 +234,13 @@ class Composed:
                     "drop that reward). Fix: give every weight as a finite number, e.g. weights=[1.0, 0.5].",
                     reward="compose",
                 )
-        self.components = [as_reward(r) for r in rewards]
+        self.components: list[Any] = [as_reward(r) for r in rewards]
+        """The rewards, in order, each with TextRL's contract checks (reward models and their paths as given)."""
         check_distinct_names(self.components, "compose()")
-        self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(rewards)
+        self.weights: list[float] = [float(w) for w in weights] if weights is not None else [1.0] * len(rewards)
+        """One weight per component; a trainer hands them to TRL as reward_weights."""
         self.concurrent = concurrent
+        """Whether the components may run at the same time (plain functions in threads)."""
         self.__name__ = "+".join(reward_name(r) for r in self.components)
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
@@ -357,61 +349,3 @@ class ClassifierReward(BaseReward):
                     reward=self.__name__,
                 )
         return scores
-
-
-def in_thread(reward: Any) -> Any:
-    """The same synchronous reward as an async callable that runs in a worker thread.
-
-    TRL awaits async reward functions together (asyncio.gather) and calls synchronous ones one after another, so
-    handing it several rewards in this form makes their waits (a verifier, a judge API) overlap: a step costs about
-    the slowest reward, not the sum. Async rewards and reward models are passed as they are.
-    """
-    name = getattr(reward, "__name__", type(reward).__name__)
-
-    async def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        values: list[float | None] = await asyncio.to_thread(reward, prompts=prompts, completions=completions, **kwargs)
-        return values
-
-    run.__name__ = name
-    run.__wrapped__ = reward  # type: ignore[attr-defined]
-    return run
-
-
-def skipping(reward: Any, skipped: dict[str, int]) -> Any:
-    """The same reward, but a RewardError scores the batch None (TRL then gives it no weight) instead of stopping
-    the run; counts skips in `skipped` and logs `rewards/<name>/skipped` (the share of batches skipped)."""
-    name = getattr(reward, "__name__", type(reward).__name__)
-
-    def note(failed: RewardError | None, kwargs: dict[str, Any]) -> None:
-        log = kwargs.get("log_metric")
-        if log is not None:
-            log(f"rewards/{name}/skipped", 1.0 if failed else 0.0)
-        if failed is not None:
-            skipped[name] = skipped.get(name, 0) + 1
-            print(f"textrl: skipping a batch for reward {name!r} (reward_errors=skip): {failed}", file=sys.stderr)
-
-    if is_async(reward):
-
-        async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-            try:
-                values = await reward(prompts=prompts, completions=completions, **kwargs)
-            except RewardError as failed:
-                note(failed, kwargs)
-                return [None] * len(prompts)
-            note(None, kwargs)
-            return values
-
-        run_async.__name__ = name
-        return run_async
-
-    def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        try:
-            values = reward(prompts=prompts, completions=completions, **kwargs)
-        except RewardError as failed:
-            note(failed, kwargs)
-            return [None] * len(prompts)
-        note(None, kwargs)
-        return values
-
-    run.__name__ = name
-    return run

@@ -40,6 +40,7 @@ def config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
             line
             for module, names in (
                 ("textrl.generated.configs.choices", choice_imports),
+                ("textrl.generated_support", ["TextRLConfig"]),
                 ("textrl.spec.forms", form_imports),
                 ("textrl.spec.sections", section_imports),
             )

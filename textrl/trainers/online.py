@@ -6,45 +6,15 @@ import importlib
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, Problem, RewardError
-from ..reward_checks import check_distinct_names, check_reward_object, check_signature, is_model
-from ..rewards import Composed, as_reward, in_thread, is_async, skipping, threadable
+from ..reward_checks import check_signature, is_model
 from ..spec import Family
 from .base import TextRLTrainer
+from .reward_adapters import TRLRewards, trl_rewards
 
 
 def _model_id(model: Any) -> str | None:
     config = getattr(model, "config", None)
     return getattr(config, "_name_or_path", None)
-
-
-def _flatten(reward: Any) -> tuple[list[Any], list[float] | None, set[int]]:
-    """TRL's reward_funcs list, weights (None when no composition set them), and the indices of the components of
-    a concurrent compose(...) that may run in threads."""
-    items = list(reward) if isinstance(reward, list | tuple) else [reward]
-    funcs: list[Any] = []
-    weights: list[float] = []
-    threaded: set[int] = set()
-    composed = False
-    try:
-        for i, item in enumerate(items):
-            if isinstance(item, Composed):
-                composed = True
-                if item.concurrent:
-                    threaded |= {len(funcs) + i for i, c in enumerate(item.components) if threadable(c)}
-                funcs += item.components
-                weights += item.weights
-                continue
-            where = f"reward[{i}]" if len(items) > 1 else "reward"
-            try:
-                check_reward_object(item, where)
-            except RewardError as error:
-                raise ConfigError([Problem(where, str(error).removeprefix(f"{where}: "))]) from None
-            funcs.append(item if isinstance(item, str) else as_reward(item))
-            weights.append(1.0)
-        check_distinct_names(funcs, "reward")
-    except RewardError as error:
-        raise ConfigError([Problem("reward", str(error).removeprefix("reward: "))]) from None
-    return funcs, (weights if composed else None), threaded
 
 
 class OnlineTrainer(TextRLTrainer):
@@ -74,7 +44,9 @@ class OnlineTrainer(TextRLTrainer):
                     )
                 ]
             )
-        self.reward_funcs, self._weights, self._threaded = _flatten(reward)
+        self.rewards: TRLRewards = trl_rewards(reward)
+        """`reward` as TRL takes it: reward_funcs, the weights compose(...) set, the components run in threads."""
+        self.reward_funcs = self.rewards.funcs
         self.skipped: dict[str, int] = {}
         """Batches skipped per reward under reward_errors='skip'."""
         self._ref_model = ref_model
@@ -118,7 +90,7 @@ class OnlineTrainer(TextRLTrainer):
 
     def _trl_arguments(self) -> dict[str, Any]:
         configured = getattr(self.config, "reward_weights", None)
-        if self._weights is not None and configured is not None:
+        if self.rewards.weights is not None and configured is not None:
             raise ConfigError(
                 [
                     Problem(
@@ -127,7 +99,7 @@ class OnlineTrainer(TextRLTrainer):
                     )
                 ]
             )
-        weights = configured if configured is not None else self._weights
+        weights = configured if configured is not None else self.rewards.weights
         if weights is not None and len(weights) != len(self.reward_funcs):
             raise ConfigError(
                 [
@@ -145,9 +117,5 @@ class OnlineTrainer(TextRLTrainer):
                     check_signature(func, columns)
                 except RewardError as error:
                     raise ConfigError([Problem("reward", str(error))]) from None
-        funcs = self.reward_funcs
-        if getattr(self.config, "reward_errors", "raise") == "skip":
-            funcs = [f if isinstance(f, str) or is_model(f) else skipping(f, self.skipped) for f in funcs]
-        if self._threaded and len(self._threaded) + sum(map(is_async, funcs)) > 1:  # let their waits overlap
-            funcs = [in_thread(f) if i in self._threaded else f for i, f in enumerate(funcs)]
-        return {"reward_funcs": funcs}
+        skip = getattr(self.config, "reward_errors", "raise") == "skip"
+        return {"reward_funcs": self.rewards.for_trl(self.skipped if skip else None)}
