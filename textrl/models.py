@@ -108,7 +108,7 @@ def _quantization(quantization: str | None, dtype: Any) -> Any:
 def _resolve_dtype(torch_dtype: str | None) -> Any:
     import torch
 
-    from .trl_build import bf16_supported
+    from .hardware import bf16_supported
 
     if torch_dtype in (None, "auto"):
         return torch.bfloat16 if bf16_supported() else torch.float32

@@ -19,11 +19,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError, Problem
 from .models import builtin_path
-
-MANIFEST = "textrl_manifest.json"
-"""Written to every training run's output_dir (textrl.trainers.manifest)."""
-MERGE_RECORD = "textrl_merge.json"
-"""Written into every folder textrl-merge produces: what was merged, from where."""
+from .run_files import MANIFEST, MERGE_RECORD
 
 Kind = Literal["run", "merged model"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-LOG_HISTORY = "log_history.json"
-_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+from .run_files import CHECKPOINT, LOG_HISTORY, MANIFEST, REPORT, TRAINER_STATE
+
 _COMPONENT = re.compile(r"^rewards/([^/]+)/mean$")  # GRPO/RLOO: one per reward function
 
 
@@ -86,9 +86,9 @@ def find_log_history(output_dir: str | os.PathLike[str]) -> Path:
             "checkpoints and textrl_manifest.json)."
         )
     checkpoints = sorted(
-        (int(m.group(1)), p / "trainer_state.json")
+        (int(m.group(1)), p / TRAINER_STATE)
         for p in folder.iterdir()
-        if (m := _CHECKPOINT.match(p.name)) and (p / "trainer_state.json").is_file()
+        if (m := CHECKPOINT.match(p.name)) and (p / TRAINER_STATE).is_file()
     )
     candidates = [folder / LOG_HISTORY] if (folder / LOG_HISTORY).is_file() else []
     candidates += [checkpoints[-1][1]] if checkpoints else []
@@ -112,8 +112,6 @@ def load_run(output_dir: str | os.PathLike[str], label: str | None = None) -> Ru
     history = data if source.name == LOG_HISTORY else data.get("log_history") if isinstance(data, dict) else None
     if not isinstance(history, list) or not all(isinstance(e, dict) for e in history):
         raise ValueError(f"{source}: expected a list of logged steps, got {type(history).__name__}.")
-    from .trainers.manifest import MANIFEST  # the trainers package imports the spec: not needed for --help
-
     algo = None
     if (folder / MANIFEST).is_file():
         try:
@@ -147,7 +145,7 @@ def _labels(folders: Sequence[Path]) -> list[str]:
 
 def _prefix(output: str | os.PathLike[str] | None, folder: Path) -> Path:
     if output is None:
-        return folder / "report"
+        return folder / REPORT
     path = Path(output)
     return path.with_suffix("") if path.suffix in (".png", ".md") else path
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .distributed import check_engines, trl_arguments
 from .env import warn_if_untested_trl
 from .errors import ConfigError, Problem
+from .hardware import bf16_supported, has_accelerator
 from .validation_errors import closest
 
 if TYPE_CHECKING:
@@ -25,23 +26,6 @@ def build_trl_config(cfg: TextRLConfig) -> Any:
     warn_if_untested_trl()
     module = importlib.import_module(f"textrl.generated.trl_builders.{cfg.algo}")
     return module.build_trl_config(cfg)
-
-
-def bf16_supported() -> bool:
-    """Whether this machine's accelerator computes in bfloat16 (False on a CPU-only machine)."""
-    from transformers.utils import is_torch_bf16_gpu_available
-
-    return bool(is_torch_bf16_gpu_available())
-
-
-def has_accelerator() -> bool:
-    """Whether torch sees a GPU (CUDA/ROCm), an Apple GPU or an Intel XPU."""
-    import torch
-
-    xpu = getattr(torch, "xpu", None)
-    return bool(
-        torch.cuda.is_available() or torch.backends.mps.is_available() or (xpu is not None and xpu.is_available())
-    )
 
 
 class PrecisionWarning(UserWarning):

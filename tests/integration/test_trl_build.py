@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from textrl import ConfigError, TextRLConfig
-from textrl.trl_build import bf16_supported, build_trl_config
+from textrl.hardware import bf16_supported
+from textrl.trl_build import build_trl_config
 
 pytestmark = pytest.mark.slow
 

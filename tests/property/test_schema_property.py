@@ -29,7 +29,8 @@ from pydantic import TypeAdapter
 from textrl import ConfigError, MigrationError, TextRLConfig, spec
 from textrl.annotations import literal_values, strip_optional
 from textrl.errors import Problem
-from textrl.trl_build import bf16_supported, build_trl_config, has_accelerator
+from textrl.hardware import bf16_supported, has_accelerator
+from textrl.trl_build import build_trl_config
 
 pytestmark = [
     pytest.mark.slow,  # builds TRL config objects (imports trl)

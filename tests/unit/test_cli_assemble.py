@@ -10,7 +10,8 @@ import pytest
 
 from textrl import ConfigError
 from textrl.cli.assemble import assemble, parse_value
-from textrl.cli.train import check_output_dir, train_main
+from textrl.cli.output_dir import check_output_dir
+from textrl.cli.train import train_main
 
 NAMES = {"num_generations": "--num-generations", "learning_rate": "--learning-rate", "loss_type": "--loss-type"}
 
@@ -148,7 +149,7 @@ def test_eval_refuses_greedy_with_several_generations(capsys: pytest.CaptureFixt
 
 
 def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from textrl.cli.train import last_checkpoint
+    from textrl.cli.output_dir import last_checkpoint
 
     for step, complete in ((2, True), (4, True), (6, False)):
         folder = tmp_path / f"checkpoint-{step}"

@@ -11,7 +11,8 @@ import pytest
 
 from textrl import ConfigError
 from textrl.cli.train import train_main
-from textrl.overwrite import MANIFEST, MERGE_RECORD, Input, check_replaceable
+from textrl.overwrite import Input, check_replaceable
+from textrl.run_files import MANIFEST, MERGE_RECORD
 
 REWARD = "def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n"
 

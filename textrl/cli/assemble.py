@@ -35,6 +35,22 @@ class Assembled:
         return self.path.parent if self.path else Path.cwd()
 
 
+def require_section(run: Assembled, key: str) -> Any:
+    """The config's `key` section (model, dataset, reward), which a run from the command line cannot do without."""
+    value = getattr(run.config, key, None)
+    if value is None:
+        raise ConfigError(
+            [
+                Problem(
+                    key,
+                    f"a run from the command line needs a {key} section. Fix: add {key}: to "
+                    f"{run.path or 'the config'}.",
+                )
+            ]
+        )
+    return value
+
+
 def _path_of(dotted: str) -> tuple[str | int, ...]:
     return tuple(int(p[1:-1]) if p.startswith("[") else p for p in re.findall(r"\[\d+\]|[^.\[\]]+", dotted))
 

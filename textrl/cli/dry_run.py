@@ -12,9 +12,9 @@ from ..errors import ConfigError, Problem
 from ..reward_checks import check_distinct_names, check_signature
 from ..rewards import Composed, as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family
-from .assemble import Assembled
+from .assemble import Assembled, require_section
 from .evaluate import as_completion
-from .train import _require, check_output_dir, check_overwrite
+from .output_dir import check_output_dir, check_overwrite
 
 PLACEHOLDER = "This is a placeholder completion."
 
@@ -68,7 +68,7 @@ def _batches(run: Assembled) -> list[str]:
 def _check_reward(run: Assembled, rows: Any) -> str:
     from ..reward_refs import reward_from_section
 
-    section = _require(run, "reward")
+    section = require_section(run, "reward")
     if str(getattr(section, "model", "")).startswith("textrl:"):
         return f"reward model {section.model}: TextRL's built-in tiny classifier, built at start"
     reward = reward_from_section(section, run.base_dir)
@@ -136,7 +136,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
         print(f"recipe: {run.path}, written for TRL's CLI; {len(notes)} of its keys translated:")
         print("\n".join(f"  {note}" for note in notes))
     print(f"config: valid, algo={algo.name} ({algo.title}, {algo.family.value}) -> {algo.trl_trainer}")
-    model = _require(run, "model")
+    model = require_section(run, "model")
     print(
         f"model: {model.name}" + (f" with LoRA r={model.peft.r}" if model.peft else "") + " (not loaded in a dry run)"
     )
@@ -144,7 +144,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
 
     what = "--device-memory" if device_memory is not None else ""
     print("\n".join(describe_plan(cfg, run.base_dir, device_memory, what)))
-    section = _require(run, "dataset")
+    section = require_section(run, "dataset")
     rows, evaluation = load_split(section, run.base_dir, light=True)
     rows = check_dataset(rows, algo.data_format.name)
     parts = f" from a mixture of {len(section.mixture)} datasets" if section.mixture else ""

@@ -147,7 +147,8 @@ class TextRLTrainer:
         """Save the log history and draw it; a failure here is a warning, never the loss of a finished run."""
         output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
         try:
-            from ..report import LOG_HISTORY, write_report
+            from ..report import write_report
+            from ..run_files import LOG_HISTORY
 
             partial = output_dir / f".{LOG_HISTORY}.tmp"
             partial.write_text(json.dumps(self.trl_trainer.state.log_history, indent=1), encoding="utf-8")

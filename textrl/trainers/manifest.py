@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..env import PACKAGES, version
-from ..overwrite import MANIFEST
+from ..run_files import LOG_HISTORY, MANIFEST, REPORT_PNG
 
 
 def trl_changes(trl_config: Any) -> dict[str, Any]:
@@ -43,8 +43,8 @@ def logging_targets(trl_config: Any, output_dir: str) -> dict[str, Any]:
     out = Path(output_dir)
     where: dict[str, Any] = {
         "report_to": targets,
-        "log_history": str(out / "log_history.json"),
-        "report": str(out / "report.png"),
+        "log_history": str(out / LOG_HISTORY),
+        "report": str(out / REPORT_PNG),
         "manifest": str(out / MANIFEST),
     }
     if "tensorboard" in targets:  # transformers' TensorBoardCallback: this folder, one run subfolder per run
