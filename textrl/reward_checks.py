@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RewardError
+from .reward_contract import BaseReward
 
 
 def _shown(value: Any) -> str:
@@ -67,17 +68,13 @@ def check_reward_object(reward: Any, where: str) -> None:
             "instance, compose(...), a sequence-classification model or its folder/hub id. Fix: pass one of these.",
             reward=where,
         )
-    from .rewards import Composed  # rewards imports this module
-
-    if not is_model(reward) and not isinstance(reward, Composed):
+    if not is_model(reward):  # compose(...) is called (prompts, completions, **kwargs): it passes
         check_signature(reward, None)
 
 
 def _signature_target(reward: Any) -> tuple[Any, int]:
     """The callable whose parameters TRL's keywords must fill, and how many leading positional ones TextRL fills
     itself (BaseReward.score gets prompts and completions positionally)."""
-    from .rewards import BaseReward  # rewards imports this module
-
     while hasattr(reward, "__wrapped__") and getattr(reward, "__textrl_reward__", False):
         reward = reward.__wrapped__
     if isinstance(reward, BaseReward):

@@ -120,7 +120,7 @@ def test_vllm_config_keys_reach_trl_fields(trl_config: str) -> None:
     import dataclasses
     import importlib
 
-    from textrl.rollout.vllm import _OPTIONS
+    from textrl.rollout.vllm import VLLM_OPTIONS
     from textrl.spec import BY_NAME
 
     module, _, name = trl_config.rpartition(".")
@@ -129,5 +129,5 @@ def test_vllm_config_keys_reach_trl_fields(trl_config: str) -> None:
     assert algos
     for algo in algos:
         options = {o.name: o for o in BY_NAME[algo].options}
-        for option in ("use_vllm", "vllm_mode", *(spec_name for spec_name, _ in _OPTIONS.values())):
+        for option in ("use_vllm", "vllm_mode", *(spec_name for spec_name, _ in VLLM_OPTIONS.values())):
             assert options[option].trl_name in fields, (algo, option)

@@ -16,7 +16,8 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError
-from ..overwrite import MERGE_RECORD, Input, check_replaceable, inputs, model_inputs
+from ..overwrite import Input, check_replaceable, inputs, model_inputs
+from ..run_files import MERGE_RECORD
 
 
 def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:

@@ -158,13 +158,13 @@ def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int) 
         lines.append(f"mean reward: first {k} logged steps {first:.4f} -> last {k} logged steps {last:.4f}")
     if steps:
         lines.append(f"loss: first {steps[0]['loss']:.4f} -> last {steps[-1]['loss']:.4f}")
-    lines += _held_out(history)
+    lines += held_out_lines(history)
     if (output_dir / REPORT_PNG).is_file():
         lines.append(f"report: {output_dir / REPORT_PNG}")
     print("\n".join(lines))
 
 
-def _held_out(history: list[dict[str, Any]]) -> list[str]:
+def held_out_lines(history: list[dict[str, Any]]) -> list[str]:
     """The evaluation set's first and last scores (eval_on_start, then the last evaluation): the reward and each
     reward component for GRPO/RLOO, the loss, accuracy and margin for pairwise and reward-model runs."""
     evals = [h for h in history if "eval_loss" in h or "eval_reward" in h]

@@ -16,7 +16,7 @@ from ..distributed import require
 from ..errors import ConfigError, Problem
 
 # vllm_config keyword -> (spec option, the modes it applies to)
-_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+VLLM_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gpu_memory_utilization": ("vllm_gpu_memory_utilization", ("colocate",)),
     "tensor_parallel_size": ("vllm_tensor_parallel_size", ("colocate",)),
     "enable_sleep_mode": ("vllm_enable_sleep_mode", ("colocate",)),
@@ -67,7 +67,7 @@ def vllm_config(
     for key, value in given.items():
         if value is None:
             continue
-        modes = _OPTIONS[key][1]
+        modes = VLLM_OPTIONS[key][1]
         if mode not in modes:
             where = (
                 "the server sets it: `trl vllm-serve --" + key.replace("_", "-") + " ...`"
@@ -89,5 +89,5 @@ def vllm_config(
     if check_installed:
         require("vllm", "use_vllm", "vLLM rollout", "vllm")
     options: dict[str, Any] = {"use_vllm": True, "vllm_mode": mode}
-    options |= {_OPTIONS[key][0]: value for key, value in given.items() if value is not None}
+    options |= {VLLM_OPTIONS[key][0]: value for key, value in given.items() if value is not None}
     return options
