@@ -8,7 +8,19 @@ from .algorithms import ALGORITHMS
 from .defaults import DIFFERENT_FROM_TRL
 from .formats import FORMATS, FORMATS_BY_NAME
 from .mirrored import NOT_OFFERED, SNAPSHOT, trl_field_names
-from .model import REQUIRED, Algorithm, DataFormat, Family, Option, Paper, Removed, Renamed, Rule, TrlDifference
+from .model import (
+    REQUIRED,
+    Algorithm,
+    DataFormat,
+    Family,
+    Option,
+    Paper,
+    Reference,
+    Removed,
+    Renamed,
+    Rule,
+    TrlDifference,
+)
 from .removed import REMOVED, RENAMED
 
 BY_NAME: dict[str, Algorithm] = {a.name: a for a in ALGORITHMS} | {x: a for a in ALGORITHMS for x in a.aliases}
@@ -45,6 +57,6 @@ def all_option_names() -> tuple[str, ...]:
 __all__ = [
     "ALGORITHMS", "BY_NAME", "DIFFERENT_FROM_TRL", "FORMATS", "FORMATS_BY_NAME", "NOT_OFFERED", "REMOVED",
     "REMOVED_BY_NAME", "RENAMED", "RENAMED_BY_KEY", "REQUIRED", "SNAPSHOT", "Algorithm", "DataFormat", "Family",
-    "Option", "Paper", "Removed", "Renamed", "Rule", "TrlDifference", "algorithms_with_option", "all_option_names",
-    "find_algorithm", "name_key", "trl_field_names",
+    "Option", "Paper", "Reference", "Removed", "Renamed", "Rule", "TrlDifference", "algorithms_with_option",
+    "all_option_names", "find_algorithm", "name_key", "trl_field_names",
 ]  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -18,13 +18,67 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
 
 
+class Reference(str, enum.Enum):
+    """Whether a family trains against a frozen reference model, and who builds it."""
+
+    LOADED = "loaded by TextRL"
+    """TextRL loads a frozen copy of the policy and hands it to TRL (with LoRA, TRL uses the policy with its
+    adapter switched off instead, and no copy is loaded)."""
+    FOR_KL = "built by TRL when beta > 0"
+    """TRL builds it itself, and only for the KL penalty: with beta = 0 there is none."""
+    NONE = "none"
+
+
 class Family(str, enum.Enum):
-    """How an algorithm learns, which decides the trainer class and the data it needs."""
+    """How an algorithm learns, which decides the trainer class, the model head, the reference model and the data.
+
+    This is the one registry of family -> trainer: the runtime finds each TextRL trainer by `trainer`, and each
+    trainer class lists the families whose `trainer` names it.
+    """
 
     ONLINE = "online"
     PAIRWISE = "pairwise preference"
     BINARY = "binary preference"
     REWARD_MODEL = "reward model"
+
+    @property
+    def trainer(self) -> str:
+        """The TextRL trainer class (in `textrl`) that trains this family."""
+        return _FAMILY_TRAINERS[self]
+
+    @property
+    def reference(self) -> Reference:
+        return _FAMILY_REFERENCES[self]
+
+    @property
+    def needs_reward(self) -> bool:
+        """Whether training scores its own completions with reward functions or models (the `reward:` section)."""
+        return self is Family.ONLINE
+
+    @property
+    def model_task(self) -> Literal["causal-lm", "reward"]:
+        """The model head to load: a sequence classifier for reward models, a causal LM otherwise."""
+        return "reward" if self is Family.REWARD_MODEL else "causal-lm"
+
+    def holds_reference(self, *, beta: float, peft: bool) -> bool:
+        """Whether a frozen reference copy of the weights sits in memory during training."""
+        if peft or self.reference is Reference.NONE:
+            return False
+        return self.reference is Reference.LOADED or beta > 0
+
+
+_FAMILY_TRAINERS = {
+    Family.ONLINE: "OnlineTrainer",
+    Family.PAIRWISE: "PreferenceTrainer",
+    Family.BINARY: "PreferenceTrainer",
+    Family.REWARD_MODEL: "RewardModelTrainer",
+}
+_FAMILY_REFERENCES = {
+    Family.ONLINE: Reference.FOR_KL,
+    Family.PAIRWISE: Reference.LOADED,
+    Family.BINARY: Reference.LOADED,
+    Family.REWARD_MODEL: Reference.NONE,
+}
 
 
 class Required(enum.Enum):
@@ -84,14 +138,21 @@ class Rule(_Frozen):
     """A cross-field constraint TRL enforces late (inside the loss or trainer) or not at all.
 
     `check` gets the validated option values and returns None, or a message that names the fields,
-    the values seen, what is allowed and the fix.
+    the values seen, what is allowed and the fix. A rule whose answer depends on how many processes train
+    (`per_process`) gets that count as a second argument; call rules through `violation`.
     """
 
     name: str
     fields: tuple[str, ...]
     """The options the rule is about; errors are reported against the first."""
     description: str
-    check: Callable[[Mapping[str, Any]], str | None]
+    check: Callable[..., str | None]
+    per_process: bool = False
+    """Whether `check` takes the number of processes (data-parallel ranks) as its second argument."""
+
+    def violation(self, values: Mapping[str, Any], *, processes: int = 1) -> str | None:
+        """The rule's message for these option values trained on `processes` processes, or None."""
+        return self.check(values, processes) if self.per_process else self.check(values)
 
 
 class DataFormat(_Frozen):

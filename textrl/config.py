@@ -8,8 +8,11 @@ spec only — never torch, transformers or trl — so every mistake surfaces in 
 from __future__ import annotations
 
 import importlib
+import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,6 +22,30 @@ from pydantic._internal._model_construction import ModelMetaclass
 from . import spec
 from .errors import ConfigError, MigrationError, Problem, UnknownTRLFieldWarning
 from .validation_errors import RuleViolations, closest, translate
+
+_PROCESSES: ContextVar[int | None] = ContextVar("textrl_processes", default=None)
+
+
+def processes() -> int:
+    """The number of processes the config being validated trains on (the per-process rules need it): the count
+    given to `model_validate(..., processes=N)`, else WORLD_SIZE, which `accelerate launch` and torchrun set in
+    every process they start; 1 otherwise."""
+    given = _PROCESSES.get()
+    if given is not None:
+        return given
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+@contextmanager
+def _validating_for(count: int | None) -> Iterator[None]:
+    token = _PROCESSES.set(count)
+    try:
+        yield
+    finally:
+        _PROCESSES.reset(token)
 
 
 def config_class(algo: Any) -> type[TextRLConfig]:
@@ -135,8 +162,11 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
         return spec.BY_NAME[cls.__algorithm__]
 
     @classmethod
-    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Validate a mapping (e.g. a parsed YAML document); dispatches on `algo` like the constructor."""
+    def model_validate(cls, obj: Any, *, processes: int | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Validate a mapping (e.g. a parsed YAML document); dispatches on `algo` like the constructor.
+
+        `processes`: how many processes will train (the generation batch is spread over them); by default the
+        launched world (WORLD_SIZE), or 1."""
         if not isinstance(obj, Mapping):
             raise ConfigError(
                 [Problem("config", f"got {type(obj).__name__}; expected a mapping of options. Fix: pass a dict.")]
@@ -146,7 +176,8 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
             raise ConfigError(
                 [Problem(str(bad_keys[0]), f"option names are strings, got {bad_keys[0]!r}. Fix: quote the key.")]
             )
-        return cls(**obj)
+        with _validating_for(processes):
+            return cls(**obj)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Any:
@@ -183,8 +214,11 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
     @model_validator(mode="after")
     def _check_rules(self) -> TextRLConfig:
         values = {name: getattr(self, name) for name in type(self).model_fields}
+        count = processes()
         violations = [
-            Problem(rule.fields[0], message) for rule in self.algorithm().rules if (message := rule.check(values))
+            Problem(rule.fields[0], message)
+            for rule in self.algorithm().rules
+            if (message := rule.violation(values, processes=count))
         ]
         if violations:
             raise RuleViolations(violations)

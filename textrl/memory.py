@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .spec import Family
-
 GIB = 1024**3
 
 
@@ -124,7 +122,7 @@ def plan(cfg: Any, params: int, device_gib: float | None) -> Plan:
     family = cfg.algorithm().family
     peft = model.peft
     trainable = int(params * 0.01 * peft.r / 16) if peft else params
-    needs_reference = not peft and (family in (Family.PAIRWISE, Family.BINARY) or getattr(cfg, "beta", 0) > 0)
+    needs_reference = family.holds_reference(beta=getattr(cfg, "beta", 0.0), peft=bool(peft))
     reference = params * (per if model.quantization is None else 2.0) if needs_reference else 0.0
     optimizer = trainable * (8 + 4)  # AdamW moments + gradients, fp32
     vllm = getattr(cfg, "vllm_gpu_memory_utilization", 0.0) if getattr(cfg, "use_vllm", False) else 0.0

@@ -5,7 +5,7 @@ topic: `losses` (pairwise loss options), `batching` (generation and evaluation b
 algorithm shares) and `data` (the data and reward sections); `COMMON_RULES` are the ones every algorithm gets.
 """
 
-from .batching import EVAL_GENERATION_BATCH, GENERATION_BATCH
+from .batching import EVAL_GENERATION_BATCH, GENERATION_BATCH, generation_batch
 from .data import COMPOSED_REWARD_WEIGHTS, EVAL_ROWS_NOT_HELD_OUT, MIXTURE_SHARES, ONE_EVAL_SET, TEST_SPLIT_SHARE
 from .losses import pairwise_rules
 from .training import (
@@ -51,5 +51,6 @@ __all__ = [
     "TEST_SPLIT_SHARE",
     "VLLM_SETTINGS_NEED_VLLM",
     "ZERO3_NOT_QUANTIZED",
+    "generation_batch",
     "pairwise_rules",
 ]

@@ -1,6 +1,5 @@
 """Rules about batches: the generation and evaluation batches of online algorithms against num_generations."""
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,39 +19,37 @@ def _divisors(total: int, most: int = 12) -> list[int]:
     return [x for x in small + large[::-1] if x >= 2][:most]
 
 
-def _world_size() -> int:
-    """Processes in this run: `accelerate launch` and torchrun set WORLD_SIZE in every process they start."""
-    try:
-        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
-    except ValueError:
-        return 1
-
-
-def _generation_batch(cfg: Mapping[str, Any]) -> str | None:
+def generation_batch(cfg: Mapping[str, Any], processes: int) -> tuple[int, str]:
+    """The completions generated per round over all processes, and how that number arises (TRL's arithmetic:
+    generation_batch_size, or per_device_train_batch_size × steps_per_generation (default: the accumulation
+    steps) × processes). The dry run prints both; the rule below checks them."""
     gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
-    world = _world_size()
+    if gen is not None:
+        return gen, "generation_batch_size"
+    steps = spg or cfg["gradient_accumulation_steps"]
+    processes_part = f" × {processes} processes" if processes > 1 else ""
+    source = (
+        f"per_device_train_batch_size × {'steps_per_generation' if spg else 'gradient_accumulation_steps'}"
+        f"{' × processes' if processes > 1 else ''} = {cfg['per_device_train_batch_size']} × {steps}{processes_part}"
+    )
+    return cfg["per_device_train_batch_size"] * steps * processes, source
+
+
+def _generation_batch(cfg: Mapping[str, Any], world: int) -> str | None:
+    gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
     per_device, n = cfg["per_device_train_batch_size"] * world, cfg["num_generations"]
     if gen is not None and spg is not None:
         return (
             f"generation_batch_size={gen} and steps_per_generation={spg} are both set; they say the same thing two "
             "ways. Fix: set only one of them."
         )
-    if gen is None:
-        gen = per_device * (spg or cfg["gradient_accumulation_steps"])
-        processes = f" × {world} processes" if world > 1 else ""
-        source = (
-            f"per_device_train_batch_size × {'steps_per_generation' if spg else 'gradient_accumulation_steps'}"
-            f"{' × processes' if world > 1 else ''} = {cfg['per_device_train_batch_size']} × "
-            f"{spg or cfg['gradient_accumulation_steps']}{processes}"
+    gen, source = generation_batch(cfg, world)
+    if cfg.get("generation_batch_size") is not None and gen % per_device:
+        return (
+            f"generation_batch_size={gen} is not a multiple of the global batch (per_device_train_batch_size × "
+            f"processes = {per_device}). Fix: use a multiple of {per_device}, e.g. "
+            f"{per_device * max(1, round(gen / per_device))}."
         )
-    else:
-        source = "generation_batch_size"
-        if gen % per_device:
-            return (
-                f"generation_batch_size={gen} is not a multiple of the global batch (per_device_train_batch_size × "
-                f"processes = {per_device}). Fix: use a multiple of {per_device}, e.g. "
-                f"{per_device * max(1, round(gen / per_device))}."
-            )
     if gen % n:
         fits = _divisors(gen)
         where = f"over {world} processes" if world > 1 else "on one process"
@@ -69,16 +66,16 @@ GENERATION_BATCH = Rule(
     name="generation_batch_divisible",
     fields=("num_generations", "per_device_train_batch_size", "generation_batch_size", "steps_per_generation"),
     description="The generation batch (per_device_train_batch_size × steps_per_generation × processes, or "
-    "generation_batch_size) is a multiple of num_generations; the number of processes comes from WORLD_SIZE, which "
-    "accelerate launch sets (1 otherwise).",
+    "generation_batch_size) is a multiple of num_generations; the number of processes is the run's (textrl-train's "
+    "--num_processes, or WORLD_SIZE in a launched process; 1 otherwise).",
     check=_generation_batch,
+    per_process=True,
 )
 
 
-def _eval_generation_batch(cfg: Mapping[str, Any]) -> str | None:
+def _eval_generation_batch(cfg: Mapping[str, Any], world: int) -> str | None:
     if cfg.get("eval_strategy", "no") == "no":
         return None
-    world = _world_size()
     n = cfg.get("num_generations_eval") or cfg["num_generations"]
     batch = cfg["per_device_eval_batch_size"] * world
     if batch % n == 0:
@@ -97,4 +94,5 @@ EVAL_GENERATION_BATCH = Rule(
     description="When evaluating, per_device_eval_batch_size × processes is a multiple of num_generations_eval (or "
     "num_generations).",
     check=_eval_generation_batch,
+    per_process=True,
 )

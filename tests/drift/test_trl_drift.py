@@ -365,7 +365,7 @@ def test_every_trl_field_is_an_option_or_refused_with_its_reason(algo):
         except ConfigError as exc:
             text = str(exc)
             option = next((o.name for o in algo.options if o.trl_name == name), name)
-            by_rule = any(r.check({o.name: o.default for o in algo.options} | {option: value}) for r in algo.rules)
+            by_rule = any(r.violation({o.name: o.default for o in algo.options} | {option: value}) for r in algo.rules)
             reasons = ("not offered", "does not offer", "is fixed")
             if "unknown option" in text or not (by_rule or any(w in text for w in reasons)):
                 problems.append(f"{name}={value!r}: {text}")

@@ -112,7 +112,7 @@ def documented_refusal(algo: spec.Algorithm, name: str, value: Any) -> str | Non
     ):
         return f"bound of the spec {option.bounds}"
     values = {o.name: o.default for o in algo.options} | {name: value}
-    broken = [rule.name for rule in algo.rules if rule.check(values)]
+    broken = [rule.name for rule in algo.rules if rule.violation(values)]
     return f"spec rule {broken[0]}" if broken else None
 
 

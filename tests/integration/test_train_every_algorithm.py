@@ -12,6 +12,7 @@ import pytest
 
 from textrl import ConfigError, OnlineTrainer, PreferenceTrainer, RewardModelTrainer, load_model, reward_fn, spec
 from textrl.data import from_list
+from textrl.trainers import trainer_for
 
 from .conftest import fast, letters, rows_for
 
@@ -22,12 +23,6 @@ METRICS = {  # a metric each family's TRL trainer logs, proving the algorithm ra
     spec.Family.PAIRWISE: "rewards/accuracies",
     spec.Family.BINARY: "rewards/margins",
     spec.Family.REWARD_MODEL: "accuracy",
-}
-TRAINERS = {
-    spec.Family.ONLINE: OnlineTrainer,
-    spec.Family.PAIRWISE: PreferenceTrainer,
-    spec.Family.BINARY: PreferenceTrainer,
-    spec.Family.REWARD_MODEL: RewardModelTrainer,
 }
 
 
@@ -45,7 +40,7 @@ def _run(algo: spec.Algorithm, path: Path, out: Path, *, lora: bool) -> tuple[li
         kwargs["reward"] = letters
     elif algo.family is not spec.Family.REWARD_MODEL:
         kwargs["ref_model"] = ref
-    trainer = TRAINERS[algo.family](**kwargs)
+    trainer = trainer_for(algo.family)(**kwargs)
     trainer.train()
     after = dict(model.named_parameters())
     moved = any(not after[n].detach().equal(v) for n, v in before.items())

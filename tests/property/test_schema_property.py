@@ -89,7 +89,7 @@ def rule_problems(algo: spec.Algorithm, instance: dict[str, Any]) -> list[Proble
         for k, v in instance.items()
         if k != "algo"
     }
-    return [Problem(rule.fields[0], message) for rule in algo.rules if (message := rule.check(values))]
+    return [Problem(rule.fields[0], message) for rule in algo.rules if (message := rule.violation(values))]
 
 
 def build_refusal(instance: dict[str, Any]) -> str | None:

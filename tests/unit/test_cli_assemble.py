@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -193,8 +194,9 @@ def test_dry_run_names_a_missing_engine_and_shows_what_trl_gets(
 def test_write_accelerate_config_checks_the_process_count(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--num-processes must be 1 or more; a good count writes the file and checks batches for that world size."""
-    monkeypatch.setenv("WORLD_SIZE", "1")  # train_main sets it for the run it plans; monkeypatch restores it
+    """--num-processes must be 1 or more; a good count writes the file and checks batches for that world size,
+    passed to validation explicitly: this process's environment (WORLD_SIZE) is left as it was."""
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
     config = yaml_file(tmp_path, f"algo: dpo\noutput_dir: {tmp_path / 'out'}\nmodel: {{name: textrl:tiny}}\n")
     target = tmp_path / "acc.yaml"
     assert train_main(["--config", str(config), "--write-accelerate-config", str(target), "--num-processes", "0"]) == 2
@@ -203,3 +205,14 @@ def test_write_accelerate_config_checks_the_process_count(
     assert train_main(["--config", str(config), "--write-accelerate-config", str(target), "--num-processes", "3"]) == 0
     assert "launch with: accelerate launch --config_file" in capsys.readouterr().out
     assert "num_processes: 3" in target.read_text()
+    assert "WORLD_SIZE" not in os.environ
+    grpo = yaml_file(
+        tmp_path,
+        f"algo: grpo\noutput_dir: {tmp_path / 'g'}\nper_device_train_batch_size: 2\nnum_generations: 4\n"
+        "model: {name: textrl:tiny}\n",
+    )
+    fits = ["--config", str(grpo), "--write-accelerate-config", str(tmp_path / "g.yaml"), "--num-processes"]
+    assert train_main([*fits, "2"]) == 0  # 2 per device x 2 processes = 4 completions: one group of 4
+    capsys.readouterr()
+    assert train_main([*fits, "3"]) == 2
+    assert "= 2 × 1 × 3 processes = 6 completions over 3 processes) is not divisible" in capsys.readouterr().err

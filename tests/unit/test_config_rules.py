@@ -280,6 +280,11 @@ def test_generation_batch_counts_the_processes(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("WORLD_SIZE", "3")
     with pytest.raises(ConfigError, match=r"= 2 × 1 × 3 processes = 6 completions over 3 processes\) is not divisible"):
         TextRLConfig(**kwargs)
+    monkeypatch.delenv("WORLD_SIZE")  # a count given explicitly wins over the environment
+    assert TextRLConfig.model_validate(kwargs, processes=2).num_generations == 4
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ConfigError, match=r"over 3 processes\) is not divisible"):
+        TextRLConfig.model_validate(kwargs, processes=3)
 
 
 def test_odd_keys_and_files_found_by_fuzzing(tmp_path: Path) -> None:

@@ -97,9 +97,17 @@ def parse_value(raw: str, annotation: Any, flag: str = "--flag") -> Any:
 
 
 def assemble(
-    path: str | Path | None, flags: dict[str, Any], flag_names: dict[str, str], sets: list[str], trl: str | None = None
+    path: str | Path | None,
+    flags: dict[str, Any],
+    flag_names: dict[str, str],
+    sets: list[str],
+    trl: str | None = None,
+    processes: int | None = None,
 ) -> Assembled:
     """Merge YAML, `--set key=value` and flags (already parsed by argparse) and validate the result.
+
+    `processes`: the number of processes the run will have, when it is not this process's world (writing an
+    accelerate config for N processes); the batch rules check against it.
 
     With `trl` (a TRL CLI command: grpo, dpo, ...), the YAML file is a recipe for that command, translated first.
     """
@@ -169,7 +177,7 @@ def assemble(
         sources[name] = "flag"
         used_flags[name] = flag_names.get(name, name)
     try:
-        config = TextRLConfig.model_validate(data)
+        config = TextRLConfig.model_validate(data, processes=processes)
     except ConfigError as error:
         raise locate(error, lines, config_path, used_flags) from None
     return Assembled(config=config, path=config_path, sources=sources, translation=translation)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -45,23 +44,19 @@ def trl_changes(run: Assembled) -> list[tuple[str, Any, Any, str]]:
 
 
 def _batches(run: Assembled) -> list[str]:
-    cfg = run.config
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    from ..config import processes
+    from ..spec.rules import generation_batch
+
+    cfg, world = run.config, processes()
     per_device, accumulation = cfg.per_device_train_batch_size, cfg.gradient_accumulation_steps  # type: ignore[attr-defined]
     lines = [
         f"effective batch: {per_device} per device x {accumulation} accumulation x {world} process(es) = "
         f"{per_device * accumulation * world}"
     ]
-    if cfg.algorithm().family is Family.ONLINE:
+    if cfg.algorithm().family is Family.ONLINE:  # the config's rules already refused a batch that splits groups
         n = cfg.num_generations  # type: ignore[attr-defined]
-        spg = cfg.steps_per_generation or accumulation  # type: ignore[attr-defined]
-        gen = cfg.generation_batch_size or per_device * spg * world  # type: ignore[attr-defined]
-        lines.append(f"generation batch: {gen} completions = {gen // n} prompts x {n} generations per round")
-        if gen % n:
-            lines.append(
-                f"ERROR: the generation batch ({gen}) is not divisible by num_generations={n} with {world} "
-                "processes. Fix: change per_device_train_batch_size or num_generations."
-            )
+        gen, source = generation_batch(cfg.model_dump(), world)
+        lines.append(f"generation batch: {gen} completions = {gen // n} prompts x {n} generations per round ({source})")
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
+from ..probe import DEFAULT_GROUPS
 from ..run_files import REPORT_PNG
 from .output_dir import check_output_dir, check_overwrite
 
@@ -38,6 +39,17 @@ def train_parser() -> argparse.ArgumentParser:
         "would, through TextRL's checks. textrl-convert writes the TextRL YAML it amounts to.",
     )
     parser.add_argument("--dry-run", action="store_true", help="Check everything a run would touch, load no model.")
+    parser.add_argument(
+        "--probe",
+        nargs="?",
+        type=int,
+        const=DEFAULT_GROUPS,
+        metavar="N",
+        help=f"Load the model and rewards, sample N prompt groups (default {DEFAULT_GROUPS}) with the run's settings "
+        "and report what threatens the run (no reward variance, truncation, overridden sampling settings, reward "
+        "scales, speed); pairwise algorithms: the reference's margins and lengths on N rows. Trains nothing; exit "
+        "status 3 when the run would learn nothing.",
+    )
     parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
     parser.add_argument("--overwrite", action="store_true", help="Delete a non-empty output_dir and start over.")
     parser.add_argument(
@@ -86,47 +98,20 @@ def train_parser() -> argparse.ArgumentParser:
 
 
 def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
-    from .. import OnlineTrainer, PreferenceTrainer, RewardModelTrainer
-    from ..data import from_section, load_split
-    from ..models import load_section
-    from ..reward_refs import reward_from_section
-    from ..spec import Family
     from .assemble import require_section
+    from .build import build_trainer
 
     cfg = run.config
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
-    model_section, dataset_section = require_section(run, "model"), require_section(run, "dataset")
-    family = cfg.algorithm().family
+    for section in ("model", "dataset"):  # a missing section is said before the output folder is looked at
+        require_section(run, section)
     checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite, algo=cfg.algo)
     if overwrite and output_dir.exists():
         check_overwrite(run, output_dir)
         if int(os.environ.get("RANK", "0")) == 0:
             shutil.rmtree(output_dir)
-    train, held_out = load_split(dataset_section, run.base_dir)
-    eval_section = getattr(cfg, "eval_dataset", None)
-    evaluation = (
-        from_section(eval_section, run.base_dir, where="eval_dataset") if eval_section is not None else held_out
-    )
-    reward = reward_from_section(require_section(run, "reward"), run.base_dir) if family is Family.ONLINE else None
-    from ..trl_build import build_trl_config
-
-    # extra names, precision and distributed settings fail here, before a model loads. The object is kept until
-    # the trainer exists: with DeepSpeed ZeRO-3 it is what makes from_pretrained partition the weights as they load.
-    _trl_args = build_trl_config(cfg)
-    mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
-    model, tokenizer, ref = load_section(
-        model_section,
-        torch_dtype="float32" if mixed else None,
-        load_ref=family in (Family.PAIRWISE, Family.BINARY),
-        task="reward" if family is Family.REWARD_MODEL else "causal-lm",
-    )
-    common = {"model": model, "tokenizer": tokenizer, "config": cfg, "train_dataset": train, "eval_dataset": evaluation}
-    if family is Family.ONLINE:
-        trainer: Any = OnlineTrainer(reward=reward, **common)
-    elif family is Family.REWARD_MODEL:
-        trainer = RewardModelTrainer(**common)
-    else:
-        trainer = PreferenceTrainer(ref_model=ref, **common)
+    trainer = build_trainer(run, cfg)
+    tokenizer = trainer.tokenizer
     if checkpoint:
         print(f"textrl-train: resuming from {checkpoint}", file=sys.stderr)
     from ..trainers.interrupt import TrainingInterrupted
@@ -236,12 +221,12 @@ def train_main(argv: list[str] | None = None) -> int:
     flags = {k: v for k, v in args.items() if k in names}
     try:
         launch_file = args.get("write_accelerate_config")
-        processes = launch_processes(args.get("num_processes")) if launch_file else 1
+        processes = launch_processes(args.get("num_processes")) if launch_file else None
+        run = assemble(
+            args.get("config"), flags, names, args.get("set") or [], trl=args.get("trl"), processes=processes
+        )
         if launch_file:
-            os.environ["WORLD_SIZE"] = str(processes)  # batch rules check the world the run will have
-        run = assemble(args.get("config"), flags, names, args.get("set") or [], trl=args.get("trl"))
-        if launch_file:
-            return write_launch_config(run, Path(launch_file), processes)
+            return write_launch_config(run, Path(launch_file), processes or 1)
         if args.get("dry_run"):
             from .dry_run import dry_run
 
@@ -253,6 +238,12 @@ def train_main(argv: list[str] | None = None) -> int:
             )
         for key, value in getattr(run.config, "env", {}).items():  # as TRL's CLI: before the run imports anything
             os.environ[key] = str(value)
+        if "probe" in args:
+            if args["probe"] < 1:
+                raise ConfigError([Problem("--probe", f"got {args['probe']}; allowed: 1 or more. Fix: use --probe 4.")])
+            from ..probe import run_probe
+
+            return run_probe(run, args["probe"])
         if run.translation is not None:
             print(
                 f"textrl-train: {run.path} read as a recipe for trl {args['trl']}: {len(run.translation.notes)} "

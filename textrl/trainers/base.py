@@ -19,18 +19,18 @@ from ..trl_build import build_trl_config
 from .atomic import STAGING, atomic_trainer_class, discard_partial
 from .manifest import check_same_algorithm, trl_changes, write_manifest
 
-_TRAINER_FOR = {
-    Family.ONLINE: "OnlineTrainer",
-    Family.PAIRWISE: "PreferenceTrainer",
-    Family.BINARY: "PreferenceTrainer",
-    Family.REWARD_MODEL: "RewardModelTrainer",
-}
-
 
 class TextRLTrainer:
     """Base of the TextRL trainers. `trl_trainer` is the underlying TRL trainer, for anything TextRL does not wrap."""
 
     families: ClassVar[tuple[Family, ...]] = ()
+    """The algorithm families this trainer trains: those whose spec entry (`Family.trainer`) names the class."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = tuple(f for f in Family if f.trainer == cls.__name__)
+        if own:  # a user's subclass of OnlineTrainer keeps its parent's families
+            cls.families = own
 
     def __init__(
         self,
@@ -42,7 +42,10 @@ class TextRLTrainer:
         processing_class: Any = None,
         eval_dataset: Any = None,
         callbacks: list[Any] | None = None,
+        trl_config: Any = None,
     ) -> None:
+        """`trl_config`: the TRL config already built from this same `config` by `build_trl_config` (the CLI builds
+        it before loading the model, which DeepSpeed ZeRO-3 needs); by default the trainer builds it."""
         self.config = self._config(config)
         algo = self.config.algorithm()
         if tokenizer is not None and processing_class is not None and tokenizer is not processing_class:
@@ -58,7 +61,7 @@ class TextRLTrainer:
             for label, data in (("train_dataset", self.train_dataset), ("eval_dataset", self.eval_dataset)):
                 if data is not None:
                     warn(check_lengths(data, algo.family.value, limits, count, name=label))
-        self.trl_config = build_trl_config(self.config)
+        self.trl_config = trl_config if trl_config is not None else build_trl_config(self.config)
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
 
         self._stop = GracefulStop()
@@ -69,7 +72,7 @@ class TextRLTrainer:
         cfg = config if isinstance(config, TextRLConfig) else TextRLConfig.model_validate(config)
         family = cfg.algorithm().family
         if family not in self.families:
-            right = _TRAINER_FOR[family]
+            right = family.trainer
             raise ConfigError(
                 [
                     Problem(

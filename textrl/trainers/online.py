@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, ClassVar
+from typing import Any
 
 from ..errors import ConfigError, Problem, RewardError
 from ..reward_checks import check_signature, is_model
-from ..spec import Family
 from .base import TextRLTrainer
 from .reward_adapters import TRLRewards, trl_rewards
 
@@ -25,8 +24,6 @@ class OnlineTrainer(TextRLTrainer):
     the reference model from the policy's checkpoint (none with LoRA or beta=0); a `ref_model` passed here (from
     that same checkpoint) is the one TRL uses instead of loading a second copy.
     """
-
-    families: ClassVar[tuple[Family, ...]] = (Family.ONLINE,)
 
     def __init__(self, *, model: Any, reward: Any, ref_model: Any = None, **kwargs: Any) -> None:
         if reward is None:

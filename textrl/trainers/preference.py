@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from ..spec import Family
 from .base import TextRLTrainer
 
 
 class PreferenceTrainer(TextRLTrainer):
     """Offline preference training. Pass `ref_model=None` with a LoRA policy (TRL disables the adapter for the
     reference pass); without LoRA and without ref_model TRL loads the reference from the policy's checkpoint."""
-
-    families: ClassVar[tuple[Family, ...]] = (Family.PAIRWISE, Family.BINARY)
 
     def __init__(self, *, model: Any, ref_model: Any = None, **kwargs: Any) -> None:
         self.ref_model = ref_model

@@ -1,0 +1,54 @@
+"""`textrl-train --config C --probe [N]`: a short look at what the run will do before it runs for hours.
+
+Online algorithms: N prompt groups generated and scored with the run's own sampling settings and rewards (groups
+without reward variance, completions cut at max_completion_length, None rewards, each reward's range, where each
+sampling setting comes from, speed and an estimate of the run's length). Pairwise algorithms: the reference model's
+margin between chosen and rejected on N rows, and the rows' lengths against max_length. Other families get the
+checks the trainer's build makes. Exit status 3 when the run would learn nothing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import TYPE_CHECKING
+
+from .findings import LEARNS_NOTHING, Finding, ProbeReport
+
+if TYPE_CHECKING:
+    from ..cli.assemble import Assembled
+
+DEFAULT_GROUPS = 4
+
+
+def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
+    """Build the run's trainer on its first `groups` training rows (output in a temporary folder, no tracker), probe
+    it and print what was found; returns the exit status."""
+    from ..cli.build import build_trainer, load_data
+    from ..spec import Family
+
+    cfg = run.config
+    family = cfg.algorithm().family
+    train, evaluation = load_data(run, cfg)
+    rows = train.select(range(min(groups, len(train))))
+    with tempfile.TemporaryDirectory(prefix="textrl-probe-") as scratch:
+        probe_cfg = cfg.model_copy(update={"output_dir": scratch, "report_to": ["none"]})
+        trainer = build_trainer(run, probe_cfg, (rows, evaluation))
+        if family is Family.ONLINE:
+            from .online import probe_online
+
+            report = probe_online(trainer, probe_cfg, run.sources, len(train))
+        elif family is Family.PAIRWISE:
+            from .pairwise import probe_pairwise
+
+            report = probe_pairwise(trainer, probe_cfg)
+        else:
+            report = ProbeReport(f"{len(rows)} row(s) of a {family.value} run")
+            report.add(
+                "note",
+                "nothing is sampled for this family; the trainer was built on the probed rows, with its data and "
+                "length checks (any warning above is theirs).",
+            )
+    return report.print()
+
+
+__all__ = ["DEFAULT_GROUPS", "LEARNS_NOTHING", "Finding", "ProbeReport", "run_probe"]
