@@ -295,3 +295,20 @@ def test_held_out_scores_before_and_after_are_printed(cli, tmp_path: Path) -> No
     assert [h["step"] for h in evals] == [0, 2]
     assert (before, after) == (round(evals[0]["eval_rewards/lowercase_share/mean"], 4),
                                round(evals[1]["eval_rewards/lowercase_share/mean"], 4))  # fmt: skip
+
+
+def test_probe_exit_status_says_whether_the_run_can_learn(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The command's exit status: 3 for a reward that scores every completion the same, 0 for the demo's reward,
+    2 for a bad N; the probe writes nothing into output_dir."""
+    (tmp_path / "flat.py").write_text("def flat(completions, **_):\n    return [0.5] * len(completions)\n")
+    write(tmp_path / "flat.yaml", GRPO.replace("quickstart_rewards:lowercase_share", "flat:flat"))
+    flat = cli("textrl-train", "--config", "flat.yaml", "--probe", "2")
+    assert flat.returncode == 3, flat.stderr[-3000:]
+    assert "FATAL: every group's 4 completions got the same total reward" in flat.stdout
+    write(tmp_path / "grpo.yaml", GRPO)
+    good = cli("textrl-train", "--config", "grpo.yaml", "--probe")
+    assert good.returncode == 0, good.stderr[-3000:]
+    assert "4 prompt group(s) x 4 generations" in good.stdout and "reward lowercase_share (weight 1)" in good.stdout
+    bad = cli("textrl-train", "--config", "grpo.yaml", "--probe", "0")
+    assert bad.returncode == 2 and "--probe: got 0; allowed: 1 or more. Fix: use --probe 4." in bad.stderr
+    assert not (tmp_path / "out").exists()

@@ -189,3 +189,17 @@ def test_merge_and_eval_take_the_real_model(smollm2: Path, tmp_path: Path) -> No
                               capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         assert "1 completions (1 prompts x 1)" in done.stdout and "score:length" in done.stdout
+
+
+def test_probe_on_the_real_example(smollm2: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--probe on the README's main job: one group of 8 real completions, scored by the example's three rewards."""
+    from textrl.cli.train import train_main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "smollm2" / "grpo.yaml"
+    assert train_main(["--config", str(example), "--probe", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 prompt group(s) x 8 generations" in out
+    assert "sampling: max_new_tokens=12 (max_completion_length, YAML)" in out
+    for name, weight in (("correct", "1"), ("only_number", "1"), ("brevity", "0.5")):
+        assert f"reward {name} (weight {weight}): range [" in out
+    assert "s per optimizer step (16 completions), about" in out and "for 10 steps" in out
