@@ -53,6 +53,8 @@ class Run:
     history: list[dict[str, Any]]
     source: Path
     algo: str | None
+    beta: float | None = None
+    """The run's beta (from its manifest), which decides what its loss means."""
 
     def points(self, metric: str) -> dict[float, float]:
         """{step: value} of a metric, in logging order, finite numbers only."""
@@ -112,13 +114,14 @@ def load_run(output_dir: str | os.PathLike[str], label: str | None = None) -> Ru
     history = data if source.name == LOG_HISTORY else data.get("log_history") if isinstance(data, dict) else None
     if not isinstance(history, list) or not all(isinstance(e, dict) for e in history):
         raise ValueError(f"{source}: expected a list of logged steps, got {type(history).__name__}.")
-    algo = None
+    algo, beta = None, None
     if (folder / MANIFEST).is_file():
         try:
-            algo = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["textrl_config"]["algo"]
+            config = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["textrl_config"]
+            algo, beta = config["algo"], config.get("beta")
         except (OSError, ValueError, KeyError, TypeError):
             algo = None  # the manifest only adds a name to the summary
-    return Run(folder, label or folder.resolve().name, history, source, algo)
+    return Run(folder, label or folder.resolve().name, history, source, algo, beta)
 
 
 def panels(runs: Sequence[Run]) -> list[Panel]:
@@ -249,5 +252,12 @@ def _markdown(runs: Sequence[Run], chosen: Sequence[Panel], image: str) -> str:
             cells = [panel.title, f"`{panel.metric}`", *([run.label] if several else [])]
             cells += [_fmt(values[0]), _fmt(values[-1]), _fmt(min(values)), _fmt(max(values))]
             lines.append("| " + " | ".join(cells) + " |")
+    from .learning_signs import summary_lines  # the spec (pydantic): not for `textrl-report --help`
+
+    for run in runs:
+        read = summary_lines(run.history, run.algo, run.beta)
+        if read:
+            lines += ["", f"## What shows learning{f': {run.label}' if several else ''}", ""]
+            lines += [f"- {line}" for line in read]
     lines += ["", f"![report]({image})", ""]
     return "\n".join(lines)

@@ -129,20 +129,16 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     trainer.save_model(str(output_dir))
     if trainer.trl_trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(output_dir)
-        _summary(trainer.log_history, output_dir, trainer.trl_trainer.state.global_step)
+        _summary(trainer.log_history, output_dir, trainer.trl_trainer.state.global_step, cfg)
     return 0
 
 
-def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int) -> None:
+def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int, cfg: Any) -> None:
+    from ..learning_signs import summary_lines
+
     steps = [h for h in history if "loss" in h]
     lines = [f"textrl-train: done at global step {global_step}, {len(steps)} logged steps; model saved to {output_dir}"]
-    rewards = [h["reward"] for h in steps if "reward" in h]
-    if len(rewards) >= 2:
-        k = min(5, len(rewards) // 2)  # first and last windows never overlap
-        first, last = sum(rewards[:k]) / k, sum(rewards[-k:]) / k
-        lines.append(f"mean reward: first {k} logged steps {first:.4f} -> last {k} logged steps {last:.4f}")
-    if steps:
-        lines.append(f"loss: first {steps[0]['loss']:.4f} -> last {steps[-1]['loss']:.4f}")
+    lines += summary_lines(history, cfg.algo, getattr(cfg, "beta", None))
     lines += held_out_lines(history)
     if (output_dir / REPORT_PNG).is_file():
         lines.append(f"report: {output_dir / REPORT_PNG}")
