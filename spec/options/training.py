@@ -119,6 +119,13 @@ EVAL_STEPS = Option(
     name="eval_steps", annotation=float | None, default=None, trl_name="eval_steps", group="Logging and saving",
     gt=0, description="Evaluate every this many steps when eval_strategy is steps; None means logging_steps.",
 )  # fmt: skip
+STALL_TIMEOUT = Option(
+    name="stall_timeout", annotation=float | Literal["off"], default=1800.0, trl_name=None, group="Logging and saving",
+    description="Seconds without progress (an optimizer step, an evaluation batch, a save, a log) after which TextRL "
+    "writes every thread's stack of each process to output_dir/stall-rank<N>.txt and exits with status 124; a hung "
+    "reward, collective or data loader then says where it hangs. \"off\" disables the watchdog. Counted from the "
+    "start of training (model loading excluded).",
+)  # fmt: skip
 
 COMMON = (
     OUTPUT_DIR, SEED, RUN_NAME,
@@ -126,5 +133,5 @@ COMMON = (
     PER_DEVICE_TRAIN_BATCH_SIZE, PER_DEVICE_EVAL_BATCH_SIZE, GRADIENT_ACCUMULATION_STEPS,
     BF16, FP16, GRADIENT_CHECKPOINTING,
     LOGGING_STEPS, REPORT_TO, SAVE_STRATEGY, SAVE_STEPS, SAVE_TOTAL_LIMIT, METRIC_FOR_BEST_MODEL, EVAL_STRATEGY,
-    EVAL_STEPS,
+    EVAL_STEPS, STALL_TIMEOUT,
 )  # fmt: skip

@@ -15,6 +15,7 @@ from .training import (
     PRECISION,
     QUANTIZED_NEEDS_PEFT,
     REF_SYNC_NOT_PRECOMPUTED,
+    STALL_TIMEOUT_POSITIVE,
     VLLM_SETTINGS_NEED_VLLM,
     ZERO3_NOT_QUANTIZED,
     whole_steps,
@@ -30,6 +31,7 @@ COMMON_RULES = (
     QUANTIZED_NEEDS_PEFT,
     BEST_NEEDS_METRIC,
     PLATEAU_NEEDS_EVAL,
+    STALL_TIMEOUT_POSITIVE,
     *(whole_steps(n) for n in ("logging_steps", "save_steps", "eval_steps")),
 )
 """Rules about the training options every algorithm shares."""
@@ -48,6 +50,7 @@ __all__ = [
     "PRECISION",
     "QUANTIZED_NEEDS_PEFT",
     "REF_SYNC_NOT_PRECOMPUTED",
+    "STALL_TIMEOUT_POSITIVE",
     "TEST_SPLIT_SHARE",
     "VLLM_SETTINGS_NEED_VLLM",
     "ZERO3_NOT_QUANTIZED",

@@ -12,6 +12,9 @@ from textrl import ConfigError, TextRLConfig
 
 # (id, the breaking kwargs, regex the message must match, the passing twin)
 PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
+    ("stall timeout", {"algo": "grpo", "stall_timeout": 0},
+     r"stall_timeout: stall_timeout=0\.0; allowed: a number of seconds above 0, or \"off\". Fix: e\.g\. 1800, or off\.",
+     {"algo": "grpo", "stall_timeout": "off"}),
     ("eval batch and generations", {"algo": "grpo", "eval_strategy": "steps", "per_device_eval_batch_size": 6},
      r"per_device_eval_batch_size: the evaluation batch \(per_device_eval_batch_size × processes = 6\) is not divisible by num_generations=8; TRL refuses it",
      {"algo": "grpo", "eval_strategy": "steps", "per_device_eval_batch_size": 6, "num_generations_eval": 3}),
@@ -297,3 +300,9 @@ def test_odd_keys_and_files_found_by_fuzzing(tmp_path: Path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text("algo: grpo\noutput_dir: o\n")
     assert TextRLConfig.from_yaml(good).algo == "grpo"
+
+
+def test_stall_timeout_default_and_forms() -> None:
+    assert TextRLConfig(algo="dpo", output_dir="o").stall_timeout == 1800.0
+    with pytest.raises(ConfigError, match=r"stall_timeout: got 'never' \(str\); allowed: a number or 'off'"):
+        TextRLConfig(algo="kto", output_dir="o", stall_timeout="never")

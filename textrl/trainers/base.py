@@ -63,9 +63,12 @@ class TextRLTrainer:
                     warn(check_lengths(data, algo.family.value, limits, count, name=label))
         self.trl_config = trl_config if trl_config is not None else build_trl_config(self.config)
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
+        from .watchdog import StallWatchdog
 
         self._stop = GracefulStop()
-        self.trl_trainer = self._build(model, [*(callbacks or []), self._stop])
+        timeout = getattr(self.config, "stall_timeout", "off")
+        watchdog = [] if timeout == "off" else [StallWatchdog(float(timeout), self.trl_config.output_dir)]
+        self.trl_trainer = self._build(model, [*(callbacks or []), self._stop, *watchdog])
         self._trl_changes = trl_changes(self.trl_config)  # after _build, which may set reward weights
 
     def _config(self, config: TextRLConfig | dict[str, Any]) -> TextRLConfig:
