@@ -19,3 +19,6 @@ TRAINER_STATE = "trainer_state.json"
 """transformers' state file in each checkpoint folder, written last: a checkpoint without it was cut off."""
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 """A checkpoint folder's name, `checkpoint-N`; group 1 is the global step."""
+FINGERPRINT = "textrl_fingerprint.json"
+"""Written into each checkpoint folder: what the run that wrote it was (config, data, rewards, processes, versions),
+compared on --resume (textrl.trainers.fingerprint)."""

@@ -20,14 +20,14 @@ PRECISION = Rule(
 def _stall_timeout(cfg: Mapping[str, Any]) -> str | None:
     value = cfg.get("stall_timeout", "off")
     if value != "off" and not value > 0:
-        return f"stall_timeout={value!r}; allowed: a number of seconds above 0, or \"off\". Fix: e.g. 1800, or off."
+        return f'stall_timeout={value!r}; allowed: a number of seconds above 0, or "off". Fix: e.g. 1800, or off.'
     return None
 
 
 STALL_TIMEOUT_POSITIVE = Rule(
     name="stall_timeout_positive",
     fields=("stall_timeout",),
-    description="stall_timeout is a positive number of seconds or \"off\".",
+    description='stall_timeout is a positive number of seconds or "off".',
     check=_stall_timeout,
 )
 

@@ -51,6 +51,12 @@ def train_parser() -> argparse.ArgumentParser:
         "status 3 when the run would learn nothing.",
     )
     parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
+    parser.add_argument(
+        "--resume-changed",
+        action="store_true",
+        help="Resume even though the config, data, rewards or process count differ from the checkpoint's in a way "
+        "that changes training (--resume refuses and lists the differences). Implies --resume.",
+    )
     parser.add_argument("--overwrite", action="store_true", help="Delete a non-empty output_dir and start over.")
     parser.add_argument(
         "--device-memory",
@@ -97,7 +103,7 @@ def train_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
+def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False) -> int:
     from .assemble import require_section
     from .build import build_trainer
 
@@ -117,7 +123,7 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool) -> int:
     from ..trainers.interrupt import TrainingInterrupted
 
     try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None, resume_changed=resume_changed)
     except TrainingInterrupted as stop:
         again = " ".join(["textrl-train", *(sys.argv[1:] if sys.argv[0].endswith("textrl-train") else []), "--resume"])
         print(
@@ -228,7 +234,7 @@ def train_main(argv: list[str] | None = None) -> int:
 
             return dry_run(
                 run,
-                resume=bool(args.get("resume")),
+                resume=bool(args.get("resume") or args.get("resume_changed")),
                 overwrite=bool(args.get("overwrite")),
                 device_memory=args.get("device_memory"),
             )
@@ -246,7 +252,10 @@ def train_main(argv: list[str] | None = None) -> int:
                 "translations (--dry-run lists them)",
                 file=sys.stderr,
             )
-        return run_training(run, resume=bool(args.get("resume")), overwrite=bool(args.get("overwrite")))
+        resume = bool(args.get("resume") or args.get("resume_changed"))
+        return run_training(
+            run, resume=resume, overwrite=bool(args.get("overwrite")), resume_changed=bool(args.get("resume_changed"))
+        )
     except (ConfigError, DataError, RewardError) as exc:
         print(f"textrl-train: {exc}", file=sys.stderr)
         return 2

@@ -112,8 +112,12 @@ class TextRLTrainer:
         """Arguments of the TRL trainer beyond those every trainer takes."""
         return {}
 
-    def train(self, resume_from_checkpoint: str | bool | None = None) -> Any:
+    def train(self, resume_from_checkpoint: str | bool | None = None, *, resume_changed: bool = False) -> Any:
         """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput.
+
+        Resuming compares the checkpoint's fingerprint (options, dataset rows, rewards, processes, versions) with
+        this run's: a change that alters what is trained is refused with every difference listed, unless
+        `resume_changed=True`; harmless ones (logging, saving, evaluation cadence) are reported.
 
         A run that finishes also gets `log_history.json` and its training curves (`report.png`, `report.md`).
         SIGINT or SIGTERM saves a checkpoint at the end of the current step and raises TrainingInterrupted
@@ -121,9 +125,26 @@ class TextRLTrainer:
         """
         accelerator = self.trl_trainer.accelerator
         output_dir = self.config.output_dir  # type: ignore[attr-defined]
+        from .fingerprint import FingerprintCheckpoints, check_resume, fingerprint
+
+        record = fingerprint(
+            self.config,
+            {"train": self.train_dataset, "eval": self.eval_dataset},
+            getattr(self, "rewards", None),
+            accelerator.num_processes,
+        )
         if resume_from_checkpoint:  # the manifest beside the checkpoint says which algorithm wrote it
             run_dir = output_dir if resume_from_checkpoint is True else Path(resume_from_checkpoint).parent
             check_same_algorithm(run_dir, self.config.algo)
+            if resume_from_checkpoint is True:
+                from transformers.trainer_utils import get_last_checkpoint
+
+                found = get_last_checkpoint(output_dir)
+            else:
+                found = str(resume_from_checkpoint)
+            if found:
+                check_resume(Path(found), record, allow_changes=resume_changed)
+        self.trl_trainer.add_callback(FingerprintCheckpoints(record))
         if accelerator.is_main_process:
             discard_partial(self.config.output_dir)  # type: ignore[attr-defined]
             write_manifest(
@@ -133,6 +154,7 @@ class TextRLTrainer:
                 trl_changes=self._trl_changes,
                 datasets={"train": self.train_dataset, "eval": self.eval_dataset},
                 processes=accelerator.num_processes,
+                fingerprint=record,
             )
         self._stop.install()
         try:

@@ -65,6 +65,7 @@ def write_manifest(
     trl_changes: dict[str, Any],
     datasets: dict[str, Any],
     processes: int = 1,
+    fingerprint: dict[str, Any] | None = None,
 ) -> Path:
     path = Path(output_dir) / MANIFEST
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +84,7 @@ def write_manifest(
             for name, ds in datasets.items()
             if ds is not None
         },
+        "fingerprint": fingerprint,  # what --resume compares (textrl.trainers.fingerprint)
         "previous": previous,  # the manifests of the runs this one continues (resumed or retrained here)
     }
     tmp = path.with_suffix(".tmp")
