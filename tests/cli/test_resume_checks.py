@@ -74,23 +74,37 @@ def test_resume_refuses_changed_data_and_options_and_lists_them(cli, tmp_path: P
     assert json.loads((tmp_path / "out/grpo/checkpoint-4/trainer_state.json").read_text())["global_step"] == 4
 
 
-def test_a_resumed_run_sees_the_same_prompts_in_the_same_order(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """SIGTERM from inside the reward at its 3rd call: the run saves checkpoint-3 and stops; the resumed run's
+@pytest.mark.parametrize(
+    ("extra", "stop_at", "checkpoint"),
+    [
+        ("", "3", "checkpoint-3"),
+        # a generation round spans 2 optimizer steps (steps 3-4 share the round the 2nd call generates): the stop waits
+        # for the end of the round, so the resumed run does not regenerate its prompts with new completions
+        ("steps_per_generation: 2\nper_device_train_batch_size: 4\n", "2", "checkpoint-4"),
+    ],
+    ids=["one round per step", "a round spans two steps"],
+)
+def test_a_resumed_run_sees_the_same_prompts_in_the_same_order(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, extra: str, stop_at: str, checkpoint: str
+) -> None:
+    """SIGTERM from inside the reward at its STOP_AT-th call: the run saves a checkpoint and stops; the resumed run's
     prompts, call by call, are exactly those of an uninterrupted run (none skipped, none repeated)."""
     (tmp_path / "recording.py").write_text(RECORDING)
     body = GRPO.replace("quickstart_rewards:lowercase_share", "recording:record_prompts").replace(
         "max_steps: 4", "max_steps: 6"
     )
+    if extra:
+        body = body.replace("per_device_train_batch_size: 8\n", "") + extra
     write(tmp_path / "grpo.yaml", body.replace("save_steps: 2", "save_steps: 100"))
     whole = cli("textrl-train", "--config", "grpo.yaml", "--output-dir", "out/whole")
     assert whole.returncode == 0, whole.stderr[-3000:]
     expected = (tmp_path / "prompts_seen.jsonl").read_text().splitlines()
     (tmp_path / "prompts_seen.jsonl").unlink()
-    assert len(expected) == 6 and all(len(json.loads(line)) == 2 for line in expected)
+    assert len(expected) == (3 if extra else 6) and all(len(json.loads(line)) == 2 for line in expected)
 
-    stopped = cli("textrl-train", "--config", "grpo.yaml", "--output-dir", "out/cut", env={"STOP_AT": "3"})
+    stopped = cli("textrl-train", "--config", "grpo.yaml", "--output-dir", "out/cut", env={"STOP_AT": stop_at})
     assert stopped.returncode == 143, stopped.stderr[-3000:]
-    assert (tmp_path / "out/cut/checkpoint-3").is_dir()
+    assert (tmp_path / "out/cut" / checkpoint).is_dir(), sorted(p.name for p in (tmp_path / "out/cut").iterdir())
     resumed = cli("textrl-train", "--config", "grpo.yaml", "--output-dir", "out/cut", "--resume")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     seen = (tmp_path / "prompts_seen.jsonl").read_text().splitlines()

@@ -65,7 +65,7 @@ class TextRLTrainer:
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
         from .watchdog import StallWatchdog
 
-        self._stop = GracefulStop()
+        self._stop = GracefulStop(*self._generation_round())
         timeout = getattr(self.config, "stall_timeout", "off")
         watchdog = [] if timeout == "off" else [StallWatchdog(float(timeout), self.trl_config.output_dir)]
         self.trl_trainer = self._build(model, [*(callbacks or []), self._stop, *watchdog])
@@ -111,6 +111,11 @@ class TextRLTrainer:
     def _trl_arguments(self) -> dict[str, Any]:
         """Arguments of the TRL trainer beyond those every trainer takes."""
         return {}
+
+    def _generation_round(self) -> tuple[int, int]:
+        """(micro-batches one generation round feeds, gradient accumulation steps): a stop on a signal waits for the
+        end of a round (online algorithms override this; others have no rounds)."""
+        return 1, 1
 
     def train(self, resume_from_checkpoint: str | bool | None = None, *, resume_changed: bool = False) -> Any:
         """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput.

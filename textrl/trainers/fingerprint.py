@@ -62,7 +62,8 @@ def _shown(value: Any) -> str:
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(changes that alter what is trained, harmless changes), each a line naming the field, old -> new."""
-    refused, allowed = [], []
+    refused: list[str] = []
+    allowed: list[str] = []
     old_config, new_config = old.get("config", {}), new.get("config", {})
     for key in sorted(set(old_config) | set(new_config)):
         before, after = old_config.get(key, "(unset)"), new_config.get(key, "(unset)")

@@ -23,13 +23,21 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 
 class GracefulStop(TrainerCallback):
-    """Turns the first SIGINT/SIGTERM into "save at the end of this step and stop"."""
+    """Turns the first SIGINT/SIGTERM into "save at the end of this step and stop".
+
+    `round_micro_steps`: for online algorithms, the micro-batches one generation round feeds (TRL's
+    steps_per_generation x num_iterations); the stop then waits for the step that ends the round, because TRL keeps
+    the round's completions only in memory and a run resumed mid-round would generate that round's prompts again,
+    with new completions (the same prompts, but not the run an uninterrupted one would have been).
+    """
 
     signals = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self) -> None:
+    def __init__(self, round_micro_steps: int = 1, accumulation: int = 1) -> None:
         self.received: int | None = None
         self._previous: dict[int, Any] = {}
+        self.round_micro_steps, self.accumulation = max(1, round_micro_steps), max(1, accumulation)
+        self._told = False
 
     def install(self) -> None:
         if threading.current_thread() is threading.main_thread():
@@ -53,9 +61,21 @@ class GracefulStop(TrainerCallback):
         )
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        if self.received is not None:
-            control.should_save = True
-            control.should_training_stop = True
+        if self.received is None:
+            return control
+        last = 0 < state.max_steps <= state.global_step
+        if (state.global_step * self.accumulation) % self.round_micro_steps and not last:
+            if not self._told:
+                self._told = True
+                print(
+                    f"textrl: step {state.global_step} ends inside a generation round; stopping at the end of the "
+                    "round, so that the resumed run continues it exactly",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return control
+        control.should_save = True
+        control.should_training_stop = True
         return control
 
     @property

@@ -85,6 +85,11 @@ class OnlineTrainer(TextRLTrainer):
             )
         return trainer
 
+    def _generation_round(self) -> tuple[int, int]:
+        args = self.trl_config  # TRL's post-init has resolved steps_per_generation
+        spg = getattr(args, "steps_per_generation", None) or args.gradient_accumulation_steps
+        return spg * getattr(args, "num_iterations", 1), args.gradient_accumulation_steps
+
     def _trl_arguments(self) -> dict[str, Any]:
         configured = getattr(self.config, "reward_weights", None)
         if self.rewards.weights is not None and configured is not None:
