@@ -7,6 +7,10 @@ finished writing does the main process rename the folder into place (one `os.rep
 system), then apply `save_total_limit` as transformers would. A run killed mid-save leaves only the staging
 folder, which the next run removes and reports (`discard_partial`).
 
+It also keeps a resumed run from training past `max_steps`: transformers, resumed from a checkpoint at `max_steps`
+(the last one of a run stopped by a signal at its last step, or of a finished run), trains one step more and saves
+`checkpoint-<max_steps + 1>` whenever `max_steps` is not a whole number of epochs.
+
 This module imports nothing heavy at import time: the CLI uses `discard_partial` before torch is loaded.
 """
 
@@ -80,6 +84,20 @@ class AtomicCheckpoints:
         trainer.accelerator.wait_for_everyone()
         if trainer.args.push_to_hub:
             super()._push_from_checkpoint(final)  # type: ignore[misc]
+
+    def get_batch_samples(self, epoch_iterator: Any, num_batches: int, device: Any) -> tuple[list[Any], Any]:
+        """No batch once `global_step` has reached `max_steps`, so the step loop ends before training one more.
+
+        transformers checks `max_steps` only after a step (`DefaultFlowCallback.on_step_end`); a run resumed from a
+        checkpoint at `max_steps` would otherwise train step `max_steps + 1` and save it. With no batch, the loop
+        trains nothing, sees `should_training_stop` and ends as a finished run does (the checkpoint's weights).
+        """
+        trainer: Any = self
+        if 0 < trainer.state.max_steps <= trainer.state.global_step:
+            trainer.control.should_training_stop = True
+            return [], None
+        batches: tuple[list[Any], Any] = super().get_batch_samples(epoch_iterator, num_batches, device)  # type: ignore[misc]
+        return batches
 
     def _push_from_checkpoint(self, checkpoint_folder: str) -> None:
         """While staging, pushing waits: the folder is renamed right after (pushed from its final place)."""
