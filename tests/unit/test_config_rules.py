@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from textrl import ConfigError, TextRLConfig
+from textrl import ConfigError, TextRLConfig, spec
 
 # (id, the breaking kwargs, regex the message must match, the passing twin)
+ONLINE = ", ".join(spec.algorithms_with_option("num_generations"))  # from the spec: a new online algorithm joins it
+
 PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
     ("stall timeout", {"algo": "grpo", "stall_timeout": 0},
      r"stall_timeout: stall_timeout=0\.0; allowed: a number of seconds above 0, or \"off\". Fix: e\.g\. 1800, or off\.",
@@ -25,10 +27,10 @@ PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
      r"lerning_rate: unknown option for algo='grpo', and not a field of trl\.GRPOConfig in TRL 1\.16\.0\. Did you mean 'learning_rate'\? Fix: rename it",
      {"algo": "grpo", "learning_rate": 1e-5}),
     ("option of another algorithm", {"algo": "dpo", "num_generations": 4},
-     r"num_generations: does not apply to algo='dpo'; it is an option of grpo, rloo, reinforce_pp\. Fix: remove",
+     rf"num_generations: does not apply to algo='dpo'; it is an option of {ONLINE}\. Fix: remove",
      {"algo": "grpo", "num_generations": 4}),
     ("reward only for online", {"algo": "kto", "reward": "my_rewards:length"},
-     r"reward: does not apply to algo='kto'; it is an option of grpo, rloo, reinforce_pp",
+     rf"reward: does not apply to algo='kto'; it is an option of {ONLINE}",
      {"algo": "rloo", "reward": "my_rewards:length"}),
     ("loss fixed by algorithm", {"algo": "ipo", "loss_type": ["ipo"]},
      r"loss_type: is fixed to \['ipo'\] by algo='ipo'\. Fix: remove loss_type, or use algo='dpo'",
