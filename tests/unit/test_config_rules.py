@@ -254,7 +254,7 @@ def test_issue_example_verbatim() -> None:
 @pytest.mark.parametrize(
     ("algo", "match"),
     [
-        (None, r"algo: is required; allowed: grpo, rloo, reinforce_pp, dpo"),
+        (None, r"algo: is required; allowed: " + ", ".join(a.name for a in spec.ALGORITHMS) + r"\. Fix: add algo="),
         (3, r"algo: got 3 \(int\); allowed: grpo"),
         ("dpoo", r"algo: unknown algorithm 'dpoo'\. Did you mean 'dpo'\?"),
         ("GPRO", r"algo: unknown algorithm 'GPRO'\. Did you mean 'grpo'\?"),
