@@ -55,26 +55,11 @@ class StallWatchdog(TrainerCallback):
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._done.set()
 
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def _progress(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.beat(state)
 
-    def on_substep_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.beat(state)
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.beat(state)
-
-    def on_prediction_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.beat(state)
-
-    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.beat(state)
-
-    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.beat(state)
-
-    def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.beat(state)
+    # every trainer event that shows progress restarts the clock
+    on_step_begin = on_substep_end = on_step_end = on_prediction_step = on_evaluate = on_save = on_log = _progress
 
     def _watch(self) -> None:
         poll = min(1.0, self.timeout / 4)
