@@ -21,6 +21,7 @@ KTO_LOSS_TYPES = ("kto", "apo_zero_unpaired")
 KtoLossType = Literal[KTO_LOSS_TYPES]  # type: ignore[valid-type]
 
 ScaleRewards = Literal["group", "batch", "none"]
+ReferenceCache = Literal["auto", "on", "off"]
 ImportanceSamplingLevel = Literal["token", "sequence"]
 MultiObjectiveAggregation = Literal["sum_then_normalize", "normalize_then_sum"]
 VllmMode = Literal["colocate", "server"]

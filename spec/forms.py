@@ -12,7 +12,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
-from .choices import DpoLossType, ReportTarget, ScaleRewards
+from .choices import DpoLossType, ReferenceCache, ReportTarget, ScaleRewards
 
 
 class OneOrList:
@@ -65,3 +65,5 @@ DpoLossTypes = Annotated[list[DpoLossType], ONE_OR_LIST]
 """DPO loss_type: one loss or a list of them (`loss_type: apo_zero` included)."""
 ScaleRewardsForm = Annotated[ScaleRewards, FromBool(true="group", false="none")]
 """scale_rewards: group, batch or none; true and false as TRL reads them (group, none)."""
+ReferenceCacheForm = Annotated[ReferenceCache, FromBool(true="on", false="off")]
+"""reference_cache: auto, on or off; true and false (YAML's on/off) as on and off."""

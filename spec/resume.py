@@ -10,7 +10,7 @@ reported, never refused.
 RESUME_SAFE_OPTIONS = frozenset({
     "output_dir", "run_name", "report_to", "logging_steps", "save_strategy", "save_steps", "save_total_limit",
     "metric_for_best_model", "eval_strategy", "eval_steps", "per_device_eval_batch_size", "num_generations_eval",
-    "eval_dataset", "stall_timeout", "env", "distributed",
+    "eval_dataset", "stall_timeout", "env", "distributed", "reference_cache", "reference_cache_dir",
 })  # fmt: skip
 """TextRL options a resume may change. (`distributed` changes how the same computation is laid out; the process
 count, which changes the global batch and the data order, is compared on its own.)"""

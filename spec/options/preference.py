@@ -1,7 +1,7 @@
 """Options of the offline preference algorithms (the DPO loss family, KTO) and of reward modelling."""
 
 from ..choices import FDivergenceType, KtoLossType
-from ..forms import DpoLossTypes
+from ..forms import DpoLossTypes, ReferenceCacheForm
 from ..model import Option
 
 BETA_DPO = Option(
@@ -96,4 +96,19 @@ CENTER_REWARDS_COEFFICIENT = Option(
     group="Loss", ge=0, description="Penalty pushing the reward model's mean output towards 0; None disables it.",
 )  # fmt: skip
 
-REFERENCE = (PRECOMPUTE_REF_LOG_PROBS, SYNC_REF_MODEL, REF_MODEL_MIXUP_ALPHA, REF_MODEL_SYNC_STEPS, DISABLE_DROPOUT)
+REFERENCE_CACHE = Option(
+    name="reference_cache", annotation=ReferenceCacheForm, default="auto", trl_name=None, group="Reference model",
+    description="Keep the reference model's log-probabilities of each dataset on disk and reuse them in every later "
+    "run whose reference weights, rows and tokenisation match (a beta or loss sweep computes them once). While it is "
+    "used, TRL precomputes them (precompute_ref_log_probs) and no reference copy is loaded. auto: used when the "
+    "cache already holds this run's, or when the run sees every training row at least once (so filling it costs "
+    "no more reference forwards than the run would make); on: always (fills the cache on a miss); off: never. The "
+    "dry run says whether it will hit.",
+)  # fmt: skip
+REFERENCE_CACHE_DIR = Option(
+    name="reference_cache_dir", annotation=str | None, default=None, trl_name=None, group="Reference model",
+    description="Folder of the reference cache; None means $TEXTRL_HOME/reference-logps (default "
+    "~/.cache/textrl/reference-logps). Share it between the runs of a sweep.",
+)  # fmt: skip
+
+REFERENCE = (REFERENCE_CACHE, REFERENCE_CACHE_DIR, PRECOMPUTE_REF_LOG_PROBS, SYNC_REF_MODEL, REF_MODEL_MIXUP_ALPHA, REF_MODEL_SYNC_STEPS, DISABLE_DROPOUT)

@@ -58,13 +58,19 @@ def _ref_sync(cfg: Mapping[str, Any]) -> str | None:
             "sync_ref_model=True and precompute_ref_log_probs=True are both set, but precomputed reference "
             "log-probabilities cannot follow a reference model that moves. Fix: turn one of them off."
         )
+    if cfg.get("sync_ref_model") and cfg.get("reference_cache") == "on":
+        return (
+            "sync_ref_model=True and reference_cache='on' are both set, but cached reference log-probabilities "
+            "cannot follow a reference model that moves. Fix: set reference_cache: auto (it stays off with "
+            "sync_ref_model) or off, or drop sync_ref_model."
+        )
     return None
 
 
 REF_SYNC_NOT_PRECOMPUTED = Rule(
     name="ref_sync_not_precomputed",
-    fields=("sync_ref_model", "precompute_ref_log_probs"),
-    description="sync_ref_model and precompute_ref_log_probs are not both on.",
+    fields=("sync_ref_model", "precompute_ref_log_probs", "reference_cache"),
+    description="sync_ref_model is not combined with precompute_ref_log_probs or reference_cache: on.",
     check=_ref_sync,
 )
 

@@ -32,8 +32,10 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     and with DeepSpeed ZeRO-3 that object is what makes from_pretrained partition the weights as they load."""
     from ..models import load_section
     from ..reward_refs import reward_from_section
+    from ..config import processes
     from ..spec import Reference
     from ..trainers import trainer_for
+    from ..trainers.reference_cache import decide
     from ..trl_build import build_trl_config
     from .assemble import require_section
 
@@ -43,7 +45,8 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     reward = reward_from_section(require_section(run, "reward"), run.base_dir) if family.needs_reward else None
     trl_config = build_trl_config(cfg)
     mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
-    loads_reference = family.reference is Reference.LOADED
+    # with the reference cache the reference log-probs come from the cache or from the policy's initial weights
+    loads_reference = family.reference is Reference.LOADED and not decide(cfg, train, evaluation, processes()).active
     model, tokenizer, ref = load_section(
         model_section, torch_dtype="float32" if mixed else None, load_ref=loads_reference, task=family.model_task
     )

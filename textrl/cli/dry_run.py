@@ -10,7 +10,7 @@ from ..distributed import check_engines, trl_arguments
 from ..errors import ConfigError, Problem
 from ..reward_checks import check_distinct_names, check_signature
 from ..rewards import Composed, as_reward
-from ..spec import DIFFERENT_FROM_TRL, Family
+from ..spec import DIFFERENT_FROM_TRL, Family, Reference
 from .assemble import Assembled, require_section
 from .evaluate import as_completion
 from .output_dir import check_output_dir, check_overwrite
@@ -158,6 +158,11 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
     print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}))
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))
+    if algo.family.reference is Reference.LOADED:
+        from ..config import processes
+        from ..trainers.reference_cache import decide
+
+        print(decide(cfg, rows, evaluation, processes()).line())
     batches = _batches(run)
     print("\n".join(batches))
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]

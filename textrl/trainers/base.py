@@ -97,7 +97,7 @@ class TextRLTrainer:
 
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
         """Construct the TRL trainer; subclasses add their own arguments through `_trl_arguments`."""
-        trainer_class = atomic_trainer_class(self.trl_class(self.config))
+        trainer_class = self._trainer_class()
         return trainer_class(
             model=model,
             args=self.trl_config,
@@ -107,6 +107,10 @@ class TextRLTrainer:
             callbacks=callbacks,
             **self._trl_arguments(),
         )
+
+    def _trainer_class(self) -> type:
+        """The TRL trainer class this trainer builds: TRL's, with atomic checkpoints mixed in."""
+        return atomic_trainer_class(self.trl_class(self.config))
 
     def _trl_arguments(self) -> dict[str, Any]:
         """Arguments of the TRL trainer beyond those every trainer takes."""
