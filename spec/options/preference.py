@@ -107,8 +107,9 @@ REFERENCE_CACHE = Option(
 )  # fmt: skip
 REFERENCE_CACHE_DIR = Option(
     name="reference_cache_dir", annotation=str | None, default=None, trl_name=None, group="Reference model",
-    description="Folder of the reference cache; None means $TEXTRL_HOME/reference-logps (default "
-    "~/.cache/textrl/reference-logps). Share it between the runs of a sweep.",
+    description="Folder of the reference cache; None means $TEXTRL_REFERENCE_CACHE when set, else "
+    "$TEXTRL_HOME/reference-logps (default ~/.cache/textrl/reference-logps). Share it between the runs of a sweep; "
+    "entries can be deleted at any time (the next run recomputes them).",
 )  # fmt: skip
 
 REFERENCE = (REFERENCE_CACHE, REFERENCE_CACHE_DIR, PRECOMPUTE_REF_LOG_PROBS, SYNC_REF_MODEL, REF_MODEL_MIXUP_ALPHA, REF_MODEL_SYNC_STEPS, DISABLE_DROPOUT)

@@ -38,8 +38,9 @@ FORMAT = 1
 
 
 def cache_folder(cfg: Any) -> Path:
-    """The folder of the reference cache: the config's reference_cache_dir, else $TEXTRL_HOME/reference-logps."""
-    given = getattr(cfg, "reference_cache_dir", None)
+    """The folder of the reference cache: the config's reference_cache_dir, else $TEXTRL_REFERENCE_CACHE, else
+    $TEXTRL_HOME/reference-logps."""
+    given = getattr(cfg, "reference_cache_dir", None) or os.environ.get("TEXTRL_REFERENCE_CACHE")
     if given:
         return Path(given).expanduser()
     from ..gguf_models import textrl_home
