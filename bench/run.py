@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py            # about 10 minutes on 2 cores
     .venv/bin/python bench/run.py --quick    # fewer repetitions, to check that it runs (about 4 minutes)
     .venv/bin/python bench/run.py --real     # only the real-model section (SmolLM2-135M), rewritten in place
+    .venv/bin/python bench/run.py --sweep    # only the reference-cache sweep on SmolLM2-135M (about 25 minutes)
 
 Ratios are TextRL / baseline, so below 1 is faster for time and above 1 is faster for throughput. Benchmarks
 are not tests: nothing here fails on a time. Each training run is a fresh process; TextRL and TRL runs alternate
@@ -25,6 +26,7 @@ from typing import Any
 import evaluation
 import scaling
 import startup
+import sweep
 from common import ROOT, Row, machine, run_training, table
 
 HERE = Path(__file__).resolve().parent
@@ -89,6 +91,23 @@ def composition(tiny: str, step_ms: float, reps: int) -> list[Row]:
 
 
 REAL = "## Real model"
+SWEEP = "## Reference cache"
+
+
+def sweep_section(where: str) -> str:
+    """The reference-cache section: a DPO beta sweep on SmolLM2-135M-Instruct through TextRL's cache and raw TRL."""
+    from textrl.models import builtin_model
+
+    return "\n".join([
+        SWEEP,
+        "",
+        "A sweep of 4 DPO runs over beta on `textrl:smollm2` (full fine-tuning, float32), each run a fresh process. "
+        "See `bench/sweep.py` for the three ways compared. `.venv/bin/python bench/run.py --sweep` rewrites this "
+        "section alone.",
+        "",
+        table(sweep.rows(builtin_model("textrl:smollm2")), where),
+        "",
+    ])  # fmt: skip
 
 
 def real_model(reps: int, where: str) -> str:
@@ -125,14 +144,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="Fewer repetitions: checks that every benchmark runs.")
     parser.add_argument("--real", action="store_true", help="Only the real-model section, rewritten in --output.")
+    parser.add_argument("--sweep", action="store_true", help="Only the reference-cache sweep, rewritten in --output.")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
     reps, steps, runs = (1, 8, 2) if args.quick else (3, 20, 5)
     where = machine()
     sys.path.insert(0, str(ROOT))
-    if args.real:
+    if args.real or args.sweep:
         old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
-        args.output.write_text(replace_section(old, REAL, real_model(1 if args.quick else 2, where)), encoding="utf-8")
+        heading, section = (SWEEP, sweep_section(where)) if args.sweep else (REAL, real_model(1 if args.quick else 2, where))
+        args.output.write_text(replace_section(old, heading, section), encoding="utf-8")
         print(args.output.read_text(encoding="utf-8"))
         return
     from textrl.tiny import build_tiny_model

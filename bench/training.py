@@ -45,14 +45,33 @@ def waiting(name: str, seconds: float) -> Any:
     return reward
 
 
+TOPICS = ["rivers", "bread", "stars", "bees", "rain", "clocks", "salt", "maps"]
+VERBS = ["explain", "describe", "summarise", "teach"]
+
+
+def long_pairs(n: int) -> list[dict[str, str]]:
+    """`n` short chat pairs (about 45 tokens of prompt and answer): a helpful answer chosen, an off-topic one
+    rejected."""
+    pairs = []
+    for i in range(n):
+        topic, other, verb = TOPICS[i % 8], TOPICS[(i + 3) % 8], VERBS[(i // 8) % 4]
+        pairs.append({
+            "prompt": f"User: Please {verb} {topic} to a ten-year-old, with one everyday example.\nAssistant:",
+            "chosen": f" Sure! {topic.capitalize()} are around us every day. For example, look for {topic} on your "
+                      "way to school.",
+            "rejected": f" I would rather talk about {other}; {topic} are dull. Ask me about {other} instead.",
+        })  # fmt: skip
+    return pairs
+
+
 def settings(args: argparse.Namespace) -> dict[str, Any]:
     common: dict[str, Any] = {"max_steps": args.steps, "logging_steps": 1, "save_strategy": "no", "seed": 7,
-                              "learning_rate": 1e-3}  # fmt: skip
+                              "learning_rate": args.learning_rate}  # fmt: skip
     if args.algo == "grpo":
         g = args.num_generations
         return common | {"num_generations": g, "per_device_train_batch_size": g * 2, "beta": 0.04,
                          "max_completion_length": args.completion_length}  # fmt: skip
-    return common | {"per_device_train_batch_size": 8, "max_length": 32, "beta": 0.1}
+    return common | {"per_device_train_batch_size": 8, "max_length": args.max_length, "beta": args.beta}
 
 
 def main() -> None:
@@ -67,6 +86,12 @@ def main() -> None:
     parser.add_argument("--completion-length", type=int, default=16)
     parser.add_argument("--rewards", type=int, default=1, help="GRPO: this many rewards, composed.")
     parser.add_argument("--wait", type=float, default=0.0, help="GRPO: each reward waits this many seconds.")
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--beta", type=float, default=0.1, help="DPO: beta.")
+    parser.add_argument("--max-length", type=int, default=32, help="DPO: max_length.")
+    parser.add_argument("--pairs", type=int, default=0, help="DPO: this many chat-length pairs (default: the words).")
+    parser.add_argument("--trl-precompute", action="store_true", help="DPO, TRL: precompute_ref_log_probs=True.")
+    parser.add_argument("--reference-cache", help="DPO, TextRL: reference_cache on, in this folder.")
     args = parser.parse_args()
 
     import torch
@@ -102,11 +127,18 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result), encoding="utf-8")
 
 
+def pairs(args: argparse.Namespace) -> list[dict[str, str]]:
+    return long_pairs(args.pairs) if args.pairs else PAIRS * 16
+
+
 def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:
     from textrl import OnlineTrainer, PreferenceTrainer, TextRLConfig, load_model, reward_fn
     from textrl.data import from_list
     from textrl.rewards import compose
 
+    if args.algo == "dpo":  # the overhead rows compare the same work: TRL's default keeps its reference in the loop
+        cache = args.reference_cache
+        options = options | ({"reference_cache": "on", "reference_cache_dir": cache} if cache else {"reference_cache": "off"})
     cfg = TextRLConfig(algo=args.algo, output_dir=out, gradient_checkpointing=False, report_to=["none"], **options)
     if args.algo == "grpo":
         model, tok, _ = load_model(args.tiny, load_ref=False)
@@ -114,8 +146,8 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
         trainer: Any = OnlineTrainer(model=model, tokenizer=tok, reward=reward, train_dataset=from_list(PROMPTS * 64),
                                      config=cfg, callbacks=[clock])  # fmt: skip
     else:
-        model, tok, ref = load_model(args.tiny)
-        trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(PAIRS * 16),
+        model, tok, ref = load_model(args.tiny, load_ref=not args.reference_cache)  # the cache needs no reference copy
+        trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(pairs(args)),
                                     config=cfg, callbacks=[clock])  # fmt: skip
     trainer.train()
     return trainer.log_history
@@ -137,8 +169,9 @@ def _trl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], 
     else:
         from trl import DPOConfig, DPOTrainer
 
-        trainer = DPOTrainer(model=model, args=DPOConfig(**common, **options), processing_class=tok,
-                             train_dataset=Dataset.from_list(PAIRS * 16), callbacks=[clock])  # fmt: skip
+        config = DPOConfig(**common, **options, precompute_ref_log_probs=args.trl_precompute)
+        trainer = DPOTrainer(model=model, args=config, processing_class=tok, train_dataset=Dataset.from_list(pairs(args)),
+                             callbacks=[clock])  # fmt: skip
     trainer.train()
     return trainer.state.log_history
 

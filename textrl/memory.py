@@ -123,11 +123,20 @@ def plan(cfg: Any, params: int, device_gib: float | None) -> Plan:
     peft = model.peft
     trainable = int(params * 0.01 * peft.r / 16) if peft else params
     needs_reference = family.holds_reference(beta=getattr(cfg, "beta", 0.0), peft=bool(peft))
+    # precomputed reference log-probs (TRL's option, or the reference cache switched on) need no reference copy
+    if getattr(cfg, "precompute_ref_log_probs", False) or getattr(cfg, "reference_cache", None) == "on":
+        needs_reference = False
     reference = params * (per if model.quantization is None else 2.0) if needs_reference else 0.0
     optimizer = trainable * (8 + 4)  # AdamW moments + gradients, fp32
     vllm = getattr(cfg, "vllm_gpu_memory_utilization", 0.0) if getattr(cfg, "use_vllm", False) else 0.0
     vllm_share = vllm * device_gib * GIB if (vllm and device_gib) else 0.0
     return Plan(params, params * per, reference, trainable, optimizer, vllm_share)
+
+
+def _unless_cached(cfg: Any, p: Plan) -> str:
+    if p.reference and getattr(cfg, "reference_cache", None) == "auto":
+        return " (none if the reference cache is used: see its line below)"
+    return ""
 
 
 def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, device_what: str = "") -> list[str]:
@@ -154,7 +163,7 @@ def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, dev
     total = (p.total + p.vllm_share) / GIB
     lines = [
         f"memory estimate ({params / 1e6:.1f}M parameters, {how}): policy {p.policy / GIB:.2f} GiB, reference "
-        f"{p.reference / GIB:.2f} GiB, optimizer state + gradients {p.optimizer / GIB:.2f} GiB "
+        f"{p.reference / GIB:.2f} GiB{_unless_cached(cfg, p)}, optimizer state + gradients {p.optimizer / GIB:.2f} GiB "
         f"({p.trainable / 1e6:.2f}M trainable), vLLM {p.vllm_share / GIB:.2f} GiB; about {total:.2f} GiB before "
         "activations"
     ]

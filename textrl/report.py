@@ -1,8 +1,8 @@
-"""Training curves of a run: `report.png` (one panel per metric TRL logged) and `report.md` (a summary beside it).
+"""Training curves of a run: `report.svg` (one panel per metric TRL logged) and `report.md` (a summary beside it).
 
 The log history comes from `output_dir/log_history.json`, which `TextRLTrainer.train()` writes at the end of a
-run, or else from the newest `checkpoint-N/trainer_state.json`. matplotlib is imported by `write_report` only,
-and drawn through its object API (`Figure` on an Agg canvas): no pyplot state, no change to the caller's backend.
+run, or else from the newest `checkpoint-N/trainer_state.json`. The figure is SVG text written by
+`textrl.svg_chart` (standard library only, milliseconds), so drawing it costs a run nothing measurable.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def _prefix(output: str | os.PathLike[str] | None, folder: Path) -> Path:
     if output is None:
         return folder / REPORT
     path = Path(output)
-    return path.with_suffix("") if path.suffix in (".png", ".md") else path
+    return path.with_suffix("") if path.suffix in (".svg", ".png", ".md") else path
 
 
 def write_report(
@@ -159,7 +159,7 @@ def write_report(
     compare: Sequence[str | os.PathLike[str]] | None = None,
     output: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Write `report.png` and `report.md` into output_dir (or `<output>.png`/`.md`); returns the PNG's path.
+    """Write `report.svg` and `report.md` into output_dir (or `<output>.svg`/`.md`); returns the figure's path.
 
     `compare`: other runs' output dirs, drawn as lines of their own on the same panels, labelled by folder name.
     Raises FileNotFoundError when a folder holds no log history, ValueError when it logged nothing to plot.
@@ -174,57 +174,28 @@ def write_report(
         )
     prefix = _prefix(output, folders[0])
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    png, md = prefix.with_name(prefix.name + ".png"), prefix.with_name(prefix.name + ".md")
-    _draw(runs, chosen, png)
-    md.write_text(_markdown(runs, chosen, png.name), encoding="utf-8")
-    return png
+    svg, md = prefix.with_name(prefix.name + ".svg"), prefix.with_name(prefix.name + ".md")
+    svg.write_text(_draw(runs, chosen), encoding="utf-8")
+    md.write_text(_markdown(runs, chosen, svg.name), encoding="utf-8")
+    return svg
 
 
-def _draw(runs: Sequence[Run], chosen: Sequence[Panel], path: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+def _draw(runs: Sequence[Run], chosen: Sequence[Panel]) -> str:
+    from .svg_chart import COLORS, Chart, Series, figure
 
-    columns = min(3, len(chosen))
-    rows = -(-len(chosen) // columns)
-    fig = Figure(figsize=(5.2 * columns, 3.6 * rows + 0.6), dpi=100, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    for ax, panel in zip(axes, chosen, strict=False):  # the grid may have more cells than panels
-        for i, run in enumerate(runs):
-            _plot(ax, run, panel, color=f"C{i % 10}")
-        ax.set_title(panel.title, fontsize=11)
-        ax.set_xlabel("step")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylabel(panel.metric)
-        ax.grid(True, alpha=0.3)
-        if panel.metric == "learning_rate":
-            ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
-    for ax in axes[len(chosen) :]:
-        ax.set_visible(False)
+    colors = [COLORS[i % len(COLORS)] for i in range(len(runs))]
+    charts = [
+        Chart(panel.title, "step", panel.metric, [
+            Series(run.label, color, list(run.points(panel.metric).items()),
+                   run.points(panel.band) if panel.band else {})
+            for run, color in zip(runs, colors, strict=True) if run.points(panel.metric)
+        ])
+        for panel in chosen
+    ]  # fmt: skip
     if len(runs) > 1:
-        lines = {line.get_label(): line for ax in axes for line in ax.get_lines()}  # one per run, whichever panel
-        fig.legend(list(lines.values()), list(lines), loc="outside lower center", ncols=min(len(runs), 4))
-        fig.suptitle(f"{len(runs)} runs compared (legend below)", fontsize=13)
-    else:
-        algo = f" ({runs[0].algo})" if runs[0].algo else ""
-        fig.suptitle(f"{runs[0].label}{algo}: {runs[0].global_step} steps", fontsize=13)
-    fig.savefig(path)
-
-
-def _plot(ax: Any, run: Run, panel: Panel, *, color: str) -> None:
-    """One run's line on one panel, with its ± std band where the panel has one."""
-    points = run.points(panel.metric)
-    if not points:
-        return
-    marker = "o" if len(points) <= 50 else None
-    ax.plot(list(points), list(points.values()), color=color, marker=marker, markersize=3, label=run.label)
-    spread = run.points(panel.band) if panel.band else {}
-    steps = [s for s in points if s in spread]
-    if steps:
-        low = [points[s] - spread[s] for s in steps]
-        high = [points[s] + spread[s] for s in steps]
-        ax.fill_between(steps, low, high, color=color, alpha=0.18, linewidth=0)
+        return figure(charts, f"{len(runs)} runs compared", [(run.label, c) for run, c in zip(runs, colors, strict=True)])
+    algo = f" ({runs[0].algo})" if runs[0].algo else ""
+    return figure(charts, f"{runs[0].label}{algo}: {runs[0].global_step} steps")
 
 
 def _fmt(value: float) -> str:

@@ -17,25 +17,25 @@ def test_report_of_one_run_and_of_two(cli, tmp_path: Path) -> None:  # type: ign
     write(tmp_path / "grpo.yaml", GRPO)
     done = cli("textrl-train", "--config", "grpo.yaml")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "\nreport: out/grpo/report.png\n" in done.stdout, done.stdout
+    assert "\nreport: out/grpo/report.svg\n" in done.stdout, done.stdout
     run = tmp_path / "out/grpo"
     assert (run / "log_history.json").is_file() and (run / "report.md").is_file()
 
-    (run / "report.png").unlink()
+    (run / "report.svg").unlink()
     (run / "report.md").unlink()
     done = cli("textrl-report", "out/grpo")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "textrl-report: wrote out/grpo/report.png and out/grpo/report.md\n"
-    assert (run / "report.png").stat().st_size > 20_000
+    assert done.stdout == "textrl-report: wrote out/grpo/report.svg and out/grpo/report.md\n"
+    assert (run / "report.svg").stat().st_size > 5_000
     assert "| Reward (mean ± std) | `reward` |" in (run / "report.md").read_text()
 
     shutil.copytree(run, tmp_path / "out/grpo-again", ignore=shutil.ignore_patterns("*.safetensors", "checkpoint-*"))
     done = cli("textrl-report", "out/grpo", "out/grpo-again", "--output", "compare/grpo")
     assert done.returncode == 0, done.stderr
     md = (tmp_path / "compare/grpo.md").read_text()
-    assert md.startswith("# Training report: grpo vs grpo-again\n") and "![report](grpo.png)" in md
+    assert md.startswith("# Training report: grpo vs grpo-again\n") and "![report](grpo.svg)" in md
     assert "| `reward` | grpo |" in md and "| `reward` | grpo-again |" in md
-    assert (tmp_path / "compare/grpo.png").stat().st_size > 20_000
+    assert (tmp_path / "compare/grpo.svg").stat().st_size > 5_000
 
 
 def test_folder_without_history_exits_2(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

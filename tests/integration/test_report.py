@@ -1,4 +1,4 @@
-"""Training curves: a finished run leaves log_history.json, report.png and report.md; runs overlay on one figure;
+"""Training curves: a finished run leaves log_history.json, report.svg and report.md; runs overlay on one figure;
 a folder without log history is named, with the fix; a report that cannot be drawn never fails the run."""
 
 from __future__ import annotations
@@ -49,14 +49,30 @@ def dpo_run(tiny: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _check_png(path: Path) -> None:
-    """A real chart: tens of KB, and pixels that vary (a blank or failed figure is one flat colour)."""
-    from matplotlib.image import imread
+def _check_svg(path: Path) -> None:
+    """A real chart: a well-formed SVG document with one panel per metric in report.md, each titled, with tick
+    labels and a line of at least two points that is not flat everywhere (a blank or failed figure has none)."""
+    import xml.etree.ElementTree as ET
 
-    assert path.stat().st_size > 20_000, path.stat().st_size
-    pixels = imread(path)
-    assert pixels.shape[0] > 300 and pixels.shape[1] > 500, pixels.shape
-    assert pixels[..., :3].std() > 0.05
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.parse(path).getroot()
+    assert root.tag == f"{ns}svg" and int(root.get("width", 0)) > 500 and int(root.get("height", 0)) > 300
+    panels = root.findall(f"{ns}g")
+    md = path.with_suffix(".md").read_text()
+    metrics = {line.split("|")[2].strip() for line in md.splitlines() if line.startswith("| ") and
+               line.split("|")[2].strip().startswith("`")}  # fmt: skip
+    assert len(panels) == len(metrics) > 0, (len(panels), metrics)
+    varied = 0
+    for panel in panels:
+        texts = [t.text for t in panel.iter(f"{ns}text")]
+        assert len(texts) >= 5, texts  # title, axis labels, ticks
+        lines = panel.findall(f"{ns}polyline")
+        assert lines
+        for line in lines:
+            ys = [float(xy.split(",")[1]) for xy in line.get("points", "").split()]
+            assert len(ys) >= 2
+            varied += max(ys) - min(ys) > 1
+    assert varied > 0
 
 
 def _panels(md: str) -> set[str]:
@@ -65,17 +81,17 @@ def _panels(md: str) -> set[str]:
 
 
 def test_grpo_run_ends_with_a_report(grpo_run: Path) -> None:
-    _check_png(grpo_run / "report.png")
+    _check_svg(grpo_run / "report.svg")
     md = (grpo_run / "report.md").read_text()
     assert md.startswith("# Training report: grpo\n") and "| grpo | grpo | 4 | 4 |" in md
-    assert "![report](report.png)" in md and "`log_history.json`" in md
+    assert "![report](report.svg)" in md and "`log_history.json`" in md
     shown = _panels(md)
     assert {"loss", "reward", "rewards/letters/mean", "completions/mean_length", "learning_rate"} <= shown, shown
     assert not shown & {"rewards/accuracies", "rewards/margins", "kl", "eval_loss"}, shown  # GRPO's beta=0: no KL
 
 
 def test_dpo_run_ends_with_a_report(dpo_run: Path) -> None:
-    _check_png(dpo_run / "report.png")
+    _check_svg(dpo_run / "report.svg")
     md = (dpo_run / "report.md").read_text()
     shown = _panels(md)
     assert {"loss", "rewards/accuracies", "rewards/margins", "learning_rate"} <= shown, shown
@@ -84,11 +100,11 @@ def test_dpo_run_ends_with_a_report(dpo_run: Path) -> None:
 
 
 def test_runs_overlay_on_one_figure(grpo_run: Path, dpo_run: Path, tmp_path: Path) -> None:
-    png = write_report(grpo_run, compare=[dpo_run], output=tmp_path / "cmp" / "both")
-    assert png == tmp_path / "cmp" / "both.png"
-    _check_png(png)
+    svg = write_report(grpo_run, compare=[dpo_run], output=tmp_path / "cmp" / "both")
+    assert svg == tmp_path / "cmp" / "both.svg"
+    _check_svg(svg)
     md = (tmp_path / "cmp" / "both.md").read_text()
-    assert md.startswith("# Training report: grpo vs dpo\n") and "![report](both.png)" in md
+    assert md.startswith("# Training report: grpo vs dpo\n") and "![report](both.svg)" in md
     assert "| grpo | grpo | 4 |" in md and "| dpo | dpo | 4 |" in md
     assert "| Training loss | `loss` | grpo |" in md and "| Training loss | `loss` | dpo |" in md
     assert "| `rewards/accuracies` | dpo |" in md and "| `rewards/accuracies` | grpo |" not in md
@@ -109,7 +125,7 @@ def test_without_log_history_json_the_newest_checkpoint_is_read(grpo_run: Path, 
     write_report(run)
     md = (run / "report.md").read_text()
     assert "| cut | ? | 4 | 4 |" in md and "`checkpoint-4/trainer_state.json`" in md
-    _check_png(run / "report.png")
+    _check_svg(run / "report.svg")
 
 
 def test_the_newer_of_log_history_and_checkpoint_is_read(grpo_run: Path, tmp_path: Path) -> None:
@@ -150,7 +166,7 @@ def test_a_report_that_cannot_be_drawn_does_not_fail_the_run(
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    (out / "report.png").mkdir(parents=True)  # savefig cannot write a file where a folder is
+    (out / "report.svg").mkdir(parents=True)  # no file can be written where a folder is
     trainer = _dpo(tiny, out)
     trainer.train()
     assert trainer.trl_trainer.state.global_step == 4

@@ -58,7 +58,7 @@ def test_grpo_with_a_callable_reward(workdir: Path) -> None:
     )
     trainer.train()
     assert trainer.trl_trainer.state.global_step == 6  # two prompts, one per step (8 generations), three epochs
-    assert (workdir / "out/grpo/report.png").is_file()
+    assert (workdir / "out/grpo/report.svg").is_file()
 
 
 def test_dpo_with_a_preference_dataset(workdir: Path) -> None:

@@ -43,7 +43,7 @@ def test_config_validation_never_imports_torch_or_trl() -> None:
 )
 def test_help_does_not_import_torch(main: str, shown: str) -> None:
     """--help needs only argparse and the generated flag table (0.07 s here): no torch, not even pydantic; and
-    importing textrl.report loads no matplotlib (it is imported when a report is drawn)."""
+    importing textrl.report loads no plotting library (the report is SVG text, see textrl.svg_chart)."""
     code = (
         "import sys\nimport textrl.cli as cli, textrl.report\n"
         f"try:\n    cli.{main}(['--help'])\nexcept SystemExit:\n    pass\n"

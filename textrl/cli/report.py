@@ -1,4 +1,4 @@
-"""`textrl-report`: draw a run's training curves (report.png + report.md), or overlay several runs on one figure."""
+"""`textrl-report`: draw a run's training curves (report.svg + report.md), or overlay several runs on one figure."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def report_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="PATH_PREFIX",
-        help="Write PATH_PREFIX.png and PATH_PREFIX.md (default: OUTPUT_DIR/report.png and OUTPUT_DIR/report.md).",
+        help="Write PATH_PREFIX.svg and PATH_PREFIX.md (default: OUTPUT_DIR/report.svg and OUTPUT_DIR/report.md).",
     )
     return parser
 
@@ -34,9 +34,9 @@ def report_main(argv: list[str] | None = None) -> int:
     from ..report import write_report
 
     try:
-        png = write_report(args.output_dir, compare=args.others, output=args.output)
+        svg = write_report(args.output_dir, compare=args.others, output=args.output)
     except (FileNotFoundError, ValueError) as exc:
         print(f"textrl-report: {exc}", file=sys.stderr)
         return 2
-    print(f"textrl-report: wrote {png} and {png.with_suffix('.md')}")
+    print(f"textrl-report: wrote {svg} and {svg.with_suffix('.md')}")
     return 0

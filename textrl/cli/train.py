@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
 from ..probe import DEFAULT_GROUPS
-from ..run_files import REPORT_PNG
+from ..run_files import REPORT_SVG
 from .output_dir import check_output_dir, check_overwrite
 
 if TYPE_CHECKING:
@@ -146,8 +146,8 @@ def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int, 
     lines = [f"textrl-train: done at global step {global_step}, {len(steps)} logged steps; model saved to {output_dir}"]
     lines += summary_lines(history, cfg.algo, getattr(cfg, "beta", None))
     lines += held_out_lines(history)
-    if (output_dir / REPORT_PNG).is_file():
-        lines.append(f"report: {output_dir / REPORT_PNG}")
+    if (output_dir / REPORT_SVG).is_file():
+        lines.append(f"report: {output_dir / REPORT_SVG}")
     print("\n".join(lines))
 
 

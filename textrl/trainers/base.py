@@ -128,7 +128,7 @@ class TextRLTrainer:
         this run's: a change that alters what is trained is refused with every difference listed, unless
         `resume_changed=True`; harmless ones (logging, saving, evaluation cadence) are reported.
 
-        A run that finishes also gets `log_history.json` and its training curves (`report.png`, `report.md`).
+        A run that finishes also gets `log_history.json` and its training curves (`report.svg`, `report.md`).
         SIGINT or SIGTERM saves a checkpoint at the end of the current step and raises TrainingInterrupted
         (a KeyboardInterrupt) naming it; a second signal stops at once.
         """

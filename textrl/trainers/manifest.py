@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..env import PACKAGES, version
-from ..run_files import LOG_HISTORY, MANIFEST, REPORT_PNG
+from ..run_files import LOG_HISTORY, MANIFEST, REPORT_SVG
 
 
 def trl_changes(trl_config: Any) -> dict[str, Any]:
@@ -44,7 +44,7 @@ def logging_targets(trl_config: Any, output_dir: str) -> dict[str, Any]:
     where: dict[str, Any] = {
         "report_to": targets,
         "log_history": str(out / LOG_HISTORY),
-        "report": str(out / REPORT_PNG),
+        "report": str(out / REPORT_SVG),
         "manifest": str(out / MANIFEST),
     }
     if "tensorboard" in targets:  # transformers' TensorBoardCallback: this folder, one run subfolder per run

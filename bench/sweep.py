@@ -1,0 +1,73 @@
+"""The reference cache on a sweep: 4 DPO runs over beta on SmolLM2-135M-Instruct (`textrl:smollm2`), each run a
+fresh process, three ways:
+
+- TextRL with `reference_cache: on` (the first run fills the cache, the other three read it; no reference copy);
+- raw TRL with its defaults (the reference model loaded and run on every batch);
+- raw TRL with `precompute_ref_log_probs=True` in every run (TRL keeps the result in the datasets cache of the
+  tokenized data; for in-memory data, as here, that is a temporary folder per process, so each run computes it).
+
+The runs of a beta are taken one after another, the three ways in rotating order, so that background load on a
+shared machine falls on all of them. Whole-process wall time (imports and model load included) is what a sweep
+costs. Used by `bench/run.py --sweep`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import Row, run_training
+
+BETAS = (0.05, 0.1, 0.2, 0.5)
+WAYS = ("textrl-cache", "trl", "trl-precompute")
+
+
+def _run(model: str, way: str, beta: float, cache: Path, base: list[str]) -> dict[str, Any]:
+    mode = "textrl" if way.startswith("textrl") else "trl"
+    extra = {"textrl-cache": ["--reference-cache", str(cache)], "trl": [], "trl-precompute": ["--trl-precompute"]}
+    start = time.perf_counter()
+    result = run_training(model, mode, "dpo", *base, "--beta", str(beta), *extra[way])
+    result["process_s"] = time.perf_counter() - start
+    return result
+
+
+def rows(model: str, pairs: int = 32, steps: int = 4, max_length: int = 128) -> list[Row]:
+    from run import largest_difference
+
+    base = ["--pairs", str(pairs), "--steps", str(steps), "--warmup", "1", "--max-length", str(max_length),
+            "--learning-rate", "5e-6"]  # fmt: skip
+    runs: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
+    with tempfile.TemporaryDirectory() as cache:
+        for i, beta in enumerate(BETAS):
+            for way in WAYS[i % 3 :] + WAYS[: i % 3]:
+                print(f"sweep: beta {beta}, {way}", file=sys.stderr)
+                runs[way].append(_run(model, way, beta, Path(cache), base))
+
+    def total(way: str) -> float:
+        return sum(r["process_s"] for r in runs[way])
+
+    warm = runs["textrl-cache"][1:]  # the first run filled the cache
+    step = statistics.median(r["per_step_s"] for r in warm)
+    trl_step = statistics.median(r["per_step_s"] for r in runs["trl"])
+    peak = statistics.median(r["peak_mb"] for r in warm)
+    trl_peak = statistics.median(r["peak_mb"] for r in runs["trl"])
+    diff = max(largest_difference(a["history"], b["history"]) for a, b in zip(runs["textrl-cache"], runs["trl"]))
+    same = f"logged metrics equal TRL's at each beta (max rel diff {diff:.1e})"
+    what = f"{len(BETAS)} runs (beta {', '.join(map(str, BETAS))}), {pairs} pairs, {steps} steps, batch 8"
+    cold = runs["textrl-cache"][0]["process_s"]
+    return [
+        Row("reference cache: DPO beta sweep, whole processes, TextRL (cache) vs TRL defaults", total("textrl-cache"),
+            total("trl"), "s", f"{what}; the first TextRL run ({cold:.0f} s) fills the cache; {same}; target <= 0.75"),
+        Row("reference cache: DPO beta sweep, whole processes, TextRL (cache) vs TRL precompute_ref_log_probs=True",
+            total("textrl-cache"), total("trl-precompute"), "s", f"{what}; TRL precomputes in every run; "
+            "target <= 0.90"),
+        Row("reference cache: warm-cache DPO run, time per optimizer step vs TRL defaults", step * 1000,
+            trl_step * 1000, "ms", f"median of the {len(warm)} warm runs vs the {len(runs['trl'])} TRL runs, first "
+            "step left out; target <= 0.80"),
+        Row("reference cache: warm-cache DPO run, peak memory (max RSS) vs TRL defaults", peak, trl_peak, "MB",
+            "no reference copy loaded (TRL's default loads one); target < 1.0"),
+    ]  # fmt: skip
