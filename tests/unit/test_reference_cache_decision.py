@@ -70,7 +70,7 @@ def test_rows_digest_is_the_same_for_plain_rows_and_a_dataset() -> None:
     """The dry run reads a JSONL file as plain rows, the run as a datasets.Dataset (which fills missing keys)."""
     from datasets import Dataset
 
-    rows = [{"prompt": "a", "chosen": "b", "rejected": "c"}, {"prompt": "d", "chosen": "e", "rejected": "f", "x": 1}]
+    rows = [{"prompt": "a", "chosen": "b", "rejected": "c", "x": 1}, {"prompt": "d", "chosen": "e", "rejected": "f"}]
     assert rows_digest(Rows(rows)) == rows_digest(Dataset.from_list(rows))
 
 
