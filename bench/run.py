@@ -152,7 +152,9 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     if args.real or args.sweep:
         old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
-        heading, section = (SWEEP, sweep_section(where)) if args.sweep else (REAL, real_model(1 if args.quick else 2, where))
+        heading, section = (
+            (SWEEP, sweep_section(where)) if args.sweep else (REAL, real_model(1 if args.quick else 2, where))
+        )
         args.output.write_text(replace_section(old, heading, section), encoding="utf-8")
         print(args.output.read_text(encoding="utf-8"))
         return

@@ -55,7 +55,8 @@ def rows(model: str, pairs: int = 32, steps: int = 4, max_length: int = 128) -> 
     trl_step = statistics.median(r["per_step_s"] for r in runs["trl"])
     peak = statistics.median(r["peak_mb"] for r in warm)
     trl_peak = statistics.median(r["peak_mb"] for r in runs["trl"])
-    diff = max(largest_difference(a["history"], b["history"]) for a, b in zip(runs["textrl-cache"], runs["trl"]))
+    pairs_of_runs = zip(runs["textrl-cache"], runs["trl"], strict=True)  # the same beta
+    diff = max(largest_difference(a["history"], b["history"]) for a, b in pairs_of_runs)
     same = f"logged metrics equal TRL's at each beta (max rel diff {diff:.1e})"
     what = f"{len(BETAS)} runs (beta {', '.join(map(str, BETAS))}), {pairs} pairs, {steps} steps, batch 8"
     cold = runs["textrl-cache"][0]["process_s"]

@@ -138,7 +138,9 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
 
     if args.algo == "dpo":  # the overhead rows compare the same work: TRL's default keeps its reference in the loop
         cache = args.reference_cache
-        options = options | ({"reference_cache": "on", "reference_cache_dir": cache} if cache else {"reference_cache": "off"})
+        options = options | (
+            {"reference_cache": "on", "reference_cache_dir": cache} if cache else {"reference_cache": "off"}
+        )
     cfg = TextRLConfig(algo=args.algo, output_dir=out, gradient_checkpointing=False, report_to=["none"], **options)
     if args.algo == "grpo":
         model, tok, _ = load_model(args.tiny, load_ref=False)
@@ -170,8 +172,8 @@ def _trl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], 
         from trl import DPOConfig, DPOTrainer
 
         config = DPOConfig(**common, **options, precompute_ref_log_probs=args.trl_precompute)
-        trainer = DPOTrainer(model=model, args=config, processing_class=tok, train_dataset=Dataset.from_list(pairs(args)),
-                             callbacks=[clock])  # fmt: skip
+        trainer = DPOTrainer(model=model, args=config, processing_class=tok,
+                             train_dataset=Dataset.from_list(pairs(args)), callbacks=[clock])  # fmt: skip
     trainer.train()
     return trainer.state.log_history
 

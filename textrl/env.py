@@ -4,7 +4,6 @@ was tested with. Reads package metadata only; torch is imported just to ask abou
 from __future__ import annotations
 
 import functools
-
 import platform
 import re
 import warnings
@@ -20,7 +19,7 @@ class UntestedTRLWarning(UserWarning):
     """The installed TRL is outside the range this TextRL release was tested with."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def version(package: str) -> str | None:
     """The installed version of a distribution, or None (looked up once per process: the manifest, the resume
     fingerprint and the environment report each ask for the same ones)."""

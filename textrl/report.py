@@ -193,7 +193,9 @@ def _draw(runs: Sequence[Run], chosen: Sequence[Panel]) -> str:
         for panel in chosen
     ]  # fmt: skip
     if len(runs) > 1:
-        return figure(charts, f"{len(runs)} runs compared", [(run.label, c) for run, c in zip(runs, colors, strict=True)])
+        return figure(
+            charts, f"{len(runs)} runs compared", [(run.label, c) for run, c in zip(runs, colors, strict=True)]
+        )
     algo = f" ({runs[0].algo})" if runs[0].algo else ""
     return figure(charts, f"{runs[0].label}{algo}: {runs[0].global_step} steps")
 

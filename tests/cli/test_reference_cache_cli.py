@@ -4,9 +4,12 @@ reference copy, the next dry run forecasts a hit (also for a beta sweep), and a 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from .conftest import write
+
+BIN = Path(sys.executable).parent
 
 WORDS = ["apple", "river", "sea", "dog", "tree", "stone", "cloud", "fire"]
 DPO = """algo: dpo
@@ -54,8 +57,33 @@ def test_dry_run_forecast_and_a_run_without_a_reference_copy(cli, tmp_path: Path
     assert "read from the reference cache" in rerun.stderr and "the reference model does not run" in rerun.stderr
 
 
-def test_the_cli_builds_no_reference_copy_while_the_cache_is_used(textrl_home: Path, tmp_path: Path,
-                                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _pairs(tmp_path: Path) -> Path:
+    rows = [{"prompt": f"Repeat: {w} ->", "chosen": f" {w}", "rejected": f" {WORDS[(i + 3) % 8]}"}
+            for i, w in enumerate(WORDS * 2)]  # fmt: skip
+    write(tmp_path / "pairs.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    return write(tmp_path / "dpo.yaml", DPO.replace("max_steps: 4", "max_steps: 2"))
+
+
+def test_two_processes_fill_the_cache_once_and_both_read_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """accelerate launch, 2 processes (gloo on CPU): process 0 names and writes the entry, both read it next time."""
+    _pairs(tmp_path)
+    wrote = cli("textrl-train", "--config", "dpo.yaml", "--write-accelerate-config", "acc.yaml", "--num-processes", "2")
+    assert wrote.returncode == 0, wrote.stderr
+    launch = (str(BIN / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train", "--config",
+              "dpo.yaml", "--overwrite")  # fmt: skip
+    first = cli(*launch, timeout=240)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "2 of the" not in first.stderr and first.stderr.count("reference log-probs of the train set stored") == 1
+    (entry,) = (tmp_path / "cache" / "entries").iterdir()
+    second = cli(*launch, "--beta", "0.3", timeout=240)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.stderr.count("read from the reference cache") == 1  # printed by process 0; both read it
+    assert [p.name for p in (tmp_path / "cache" / "entries").iterdir()] == [entry.name]
+
+
+def test_the_cli_builds_no_reference_copy_while_the_cache_is_used(
+    textrl_home: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """textrl-train's own trainer construction (cli.build.build_trainer), in this process so the models are seen."""
     from textrl.cli.assemble import assemble
     from textrl.cli.build import build_trainer

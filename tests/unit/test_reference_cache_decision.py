@@ -32,14 +32,16 @@ def test_settings(tmp_path: Path) -> None:
     off = decide(_cfg(tmp_path, reference_cache="off"), PAIRS, None, 1)
     assert not off.active and off.line() == "reference cache: off (reference_cache: off)"
     short = decide(_cfg(tmp_path, max_steps=2), PAIRS, None, 1)
-    assert not short.active and "draws 8 of the 16 training rows" in short.reason and "reference_cache: on" in short.reason
+    assert (
+        not short.active and "draws 8 of the 16 training rows" in short.reason and "reference_cache: on" in short.reason
+    )
     assert decide(_cfg(tmp_path, max_steps=2), PAIRS, None, 2).active  # two processes draw 16
     assert decide(_cfg(tmp_path, max_steps=2, precompute_ref_log_probs=True), PAIRS, None, 1).active
     synced = decide(_cfg(tmp_path, sync_ref_model=True), PAIRS, None, 1)
     assert not synced.active and "sync_ref_model" in synced.reason
 
     class Streamed:  # an IterableDataset has no length
-        column_names = ["prompt", "chosen", "rejected"]
+        column_names = ("prompt", "chosen", "rejected")
 
     assert "streamed" in decide(_cfg(tmp_path), Streamed(), None, 1).reason
     grpo = TextRLConfig(algo="grpo", output_dir=str(tmp_path))
@@ -47,7 +49,9 @@ def test_settings(tmp_path: Path) -> None:
 
 
 def test_sync_ref_model_with_the_cache_on_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"sync_ref_model=True and reference_cache='on' .* Fix: set reference_cache: auto"):
+    with pytest.raises(
+        ConfigError, match=r"sync_ref_model=True and reference_cache='on' .* Fix: set reference_cache: auto"
+    ):
         _cfg(tmp_path, sync_ref_model=True, reference_cache="on")
     with pytest.raises(ConfigError, match="reference_cache: got 'sometimes'"):
         _cfg(tmp_path, reference_cache="sometimes")

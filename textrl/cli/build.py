@@ -30,9 +30,9 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
 
     The TRL config is built once, before a model loads: extra names, precision and distributed settings fail there,
     and with DeepSpeed ZeRO-3 that object is what makes from_pretrained partition the weights as they load."""
+    from ..config import processes
     from ..models import load_section
     from ..reward_refs import reward_from_section
-    from ..config import processes
     from ..spec import Reference
     from ..trainers import trainer_for
     from ..trainers.reference_cache import decide

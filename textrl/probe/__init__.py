@@ -31,7 +31,10 @@ def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
     train, evaluation = load_data(run, cfg)
     rows = train.select(range(min(groups, len(train))))
     with tempfile.TemporaryDirectory(prefix="textrl-probe-") as scratch:
-        probe_cfg = cfg.model_copy(update={"output_dir": scratch, "report_to": ["none"]})
+        scratch_run = {"output_dir": scratch, "report_to": ["none"]}
+        if hasattr(cfg, "reference_cache"):  # a probe of a few rows neither fills nor needs the reference cache
+            scratch_run["reference_cache"] = "off"
+        probe_cfg = cfg.model_copy(update=scratch_run)
         trainer = build_trainer(run, probe_cfg, (rows, evaluation))
         if family is Family.ONLINE:
             from .online import probe_online

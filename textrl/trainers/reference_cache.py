@@ -27,6 +27,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,11 @@ def rows_digest(data: Any) -> str:
     """SHA-256 of a dataset's rows in order, the same for a `datasets.Dataset` and for the dry run's plain `Rows`
     of the same file (keys with None values are left out: arrow fills a key a row lacks with None)."""
     digest = hashlib.sha256()
+    batches: Iterable[list[Any]]
     if hasattr(data, "with_format"):
         batches = (b.to_pylist() for b in data.with_format("arrow").iter(batch_size=4096))
     else:
-        batches = iter([list(data.rows)])
+        batches = [list(data.rows)]
     for batch in batches:
         for row in batch:
             digest.update(json.dumps(_plain(row), sort_keys=True, default=str).encode("utf-8"))
@@ -251,10 +253,14 @@ def load_entry(folder: Path, key: str, rows: int) -> Any:
     try:
         columns = load_from_disk(str(entry / "data"), keep_in_memory=True)  # no cache files written into it
     except Exception as exc:  # a damaged entry is recomputed, not trusted
-        print(f"textrl: ignoring the damaged reference-cache entry {entry}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"textrl: ignoring the damaged reference-cache entry {entry}: {type(exc).__name__}: {exc}", file=sys.stderr
+        )
         return None
     if len(columns) != rows:
-        print(f"textrl: ignoring the reference-cache entry {entry}: {len(columns)} rows, expected {rows}", file=sys.stderr)
+        print(
+            f"textrl: ignoring the reference-cache entry {entry}: {len(columns)} rows, expected {rows}", file=sys.stderr
+        )
         return None
     return columns
 
@@ -263,10 +269,13 @@ def store_entry(folder: Path, key: str, columns: Any, what: dict[str, Any]) -> P
     """Write `columns` as the entry `key`: into a staging folder first, renamed into place when complete, so a
     reader sees a whole entry or none."""
     final = folder / "entries" / key
+    for left in (folder / "entries").glob(".*-*"):  # staging left by a killed writer, a day old: nobody's now
+        if time.time() - left.stat().st_mtime > 86400:
+            shutil.rmtree(left, ignore_errors=True)
     staging = folder / "entries" / f".partial-{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
     try:
-        columns.flatten_indices().save_to_disk(str(staging / "data"))
+        columns.flatten_indices(keep_in_memory=True).save_to_disk(str(staging / "data"))
         meta = {"key": key, "rows": len(columns), "columns": list(columns.column_names), "written": time.time()}
         (staging / "meta.json").write_text(json.dumps(meta | {"covers": what}, indent=1), encoding="utf-8")
         if final.exists():  # a damaged entry left by an older writer, or another process won the race
@@ -320,14 +329,35 @@ def with_reference_cache(trainer_class: type, folder: Path) -> type:
                         file=sys.stderr,
                     )
                 return concatenate_datasets([dataset, columns], axis=1)
-            result = super()._precompute_ref_logps(dataset, name, batch_size)
-            added = [c for c in result.column_names if c not in dataset.column_names]
-            if main:
-                where = store_entry(folder, key, result.select_columns(added), what)
-                print(f"textrl: reference log-probs of the {name} set stored in {where}", file=sys.stderr)
-            self.accelerator.wait_for_everyone()
+            # TRL writes its result on process 0 into the datasets cache of `dataset` and every process reads it back:
+            # for in-memory data that is a temporary folder of each process's own, which the others cannot see
+            # (raw TRL fails there with more than one process). Point it at a file in the shared cache folder, named
+            # afresh for this run so that a file left by a killed run is never read.
+            token = [uuid.uuid4().hex]
+            broadcast_object_list(token, from_process=0)
+            scratch = folder / "entries" / f".trl-{token[0]}"  # datasets writes its own cache files beside it too
+            scratch.mkdir(parents=True, exist_ok=True)
+            handoff = scratch / "logps.arrow"
+            dataset._get_cache_file_path = lambda _fingerprint: str(handoff)
+            try:
+                result = super()._precompute_ref_logps(dataset, name, batch_size)
+                added = [c for c in result.column_names if c not in dataset.column_names]
+                if main:
+                    where = store_entry(folder, key, result.select_columns(added), what)
+                    print(f"textrl: reference log-probs of the {name} set stored in {where}", file=sys.stderr)
+                self.accelerator.wait_for_everyone()
+                columns = load_entry(folder, key, len(dataset))  # in memory: the hand-off file goes away
+                if columns is None:
+                    raise RuntimeError(
+                        f"reference cache: the entry {folder / 'entries' / key} just written is unreadable"
+                    )
+                self.accelerator.wait_for_everyone()
+            finally:
+                del dataset._get_cache_file_path
+                if main:
+                    shutil.rmtree(scratch, ignore_errors=True)
             self.textrl_cache_used[name] = (key, False)
-            return result
+            return concatenate_datasets([dataset, columns], axis=1)
 
     ReferenceCached.__name__ = ReferenceCached.__qualname__ = trainer_class.__name__
     return ReferenceCached
