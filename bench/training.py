@@ -92,12 +92,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=0, help="DPO: this many chat-length pairs (default: the words).")
     parser.add_argument("--trl-precompute", action="store_true", help="DPO, TRL: precompute_ref_log_probs=True.")
     parser.add_argument("--reference-cache", help="DPO, TextRL: reference_cache on, in this folder.")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (both sides alike).")
     args = parser.parse_args()
 
     import torch
     from transformers import TrainerCallback
 
-    torch.set_num_threads(1)  # 2 shared cores: one thread is faster (shared/TRL-NOTES.md); same for both sides
+    torch.set_num_threads(args.threads)  # 2 shared cores: one thread is faster (shared/TRL-NOTES.md); same both sides
 
     class Clock(TrainerCallback):  # type: ignore[misc]
         def __init__(self) -> None:

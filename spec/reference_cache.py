@@ -18,7 +18,7 @@ evaluation cadence. A sweep over those reuses the cache.
 REFERENCE_PASS_FIELDS = (
     "max_length", "truncation_mode", "pad_token", "padding_free", "pad_to_multiple_of", "ld_alpha",
     "disable_dropout", "bf16", "fp16", "tf32", "use_liger_kernel", "liger_kernel_config", "torch_compile",
-    "trust_remote_code", "dataset_num_proc",
+    "trust_remote_code",
 )  # fmt: skip
 """TRL fields (and the TextRL options of the same names) that change the reference pass: tokenisation, the
 forward's layout and precision, LD-DPO's length weighting. Fields a config lacks are skipped."""

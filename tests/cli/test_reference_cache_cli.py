@@ -79,6 +79,13 @@ def test_two_processes_fill_the_cache_once_and_both_read_it(cli, tmp_path: Path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert second.stderr.count("read from the reference cache") == 1  # printed by process 0; both read it
     assert [p.name for p in (tmp_path / "cache" / "entries").iterdir()] == [entry.name]
+    # TRL's own precompute with the cache off: raw TRL fails with 2 processes on in-memory data (rank 1 looks for
+    # the result in its own temporary folder); TextRL hands the result over through output_dir, and keeps nothing
+    third = cli(*launch, "--reference-cache", "off", "--precompute-ref-log-probs", timeout=240)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "reference cache: off (reference_cache: off)" in third.stderr
+    assert not [p for p in (tmp_path / "out" / "dpo").iterdir() if p.name.startswith(".textrl-reference")]
+    assert [p.name for p in (tmp_path / "cache" / "entries").iterdir()] == [entry.name]
 
 
 def test_the_cli_builds_no_reference_copy_while_the_cache_is_used(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from .base import TextRLTrainer
@@ -30,11 +31,13 @@ class PreferenceTrainer(TextRLTrainer):
         trainer_class = super()._trainer_class()
         if trl_config.process_index == 0:
             print(f"textrl: {self.reference_cache.line()}", file=sys.stderr)
-        if not self.reference_cache.active:
-            return trainer_class
-        trl_config.precompute_ref_log_probs = True
-        assert self.reference_cache.folder is not None
-        return with_reference_cache(trainer_class, self.reference_cache.folder)
+        if self.reference_cache.active:
+            trl_config.precompute_ref_log_probs = True
+            assert self.reference_cache.folder is not None
+            return with_reference_cache(trainer_class, self.reference_cache.folder)
+        if trl_config.precompute_ref_log_probs:  # TRL's own precompute, kept for this run only
+            return with_reference_cache(trainer_class, Path(trl_config.output_dir), persist=False)
+        return trainer_class
 
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
         trainer = super()._build(model, callbacks)

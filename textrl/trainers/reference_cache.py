@@ -88,9 +88,16 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if v is not None}
 
 
+_ROWS_DIGESTS: dict[tuple[int, str], str] = {}
+
+
 def rows_digest(data: Any) -> str:
     """SHA-256 of a dataset's rows in order, the same for a `datasets.Dataset` and for the dry run's plain `Rows`
-    of the same file (keys with None values are left out: arrow fills a key a row lacks with None)."""
+    of the same file (keys with None values are left out: arrow fills a key a row lacks with None). Remembered per
+    Dataset object and datasets fingerprint: textrl-train decides before loading the model and again in the trainer."""
+    memo = (id(data), str(getattr(data, "_fingerprint", "")))
+    if memo[1] and memo in _ROWS_DIGESTS:
+        return _ROWS_DIGESTS[memo]
     digest = hashlib.sha256()
     batches: Iterable[list[Any]]
     if hasattr(data, "with_format"):
@@ -100,6 +107,8 @@ def rows_digest(data: Any) -> str:
     for batch in batches:
         for row in batch:
             digest.update(json.dumps(_plain(row), sort_keys=True, default=str).encode("utf-8"))
+    if memo[1]:
+        _ROWS_DIGESTS[memo] = digest.hexdigest()
     return digest.hexdigest()
 
 
@@ -295,69 +304,83 @@ def write_forecast(folder: Path, forecast: str, entries: dict[str, str | None]) 
     os.replace(partial, target)
 
 
-def with_reference_cache(trainer_class: type, folder: Path) -> type:
+def with_reference_cache(trainer_class: type, folder: Path, *, persist: bool = True) -> type:
     """`trainer_class` (TRL's DPOTrainer or KTOTrainer, or a subclass) whose precompute of reference log-probs
-    reads and fills the cache in `folder`. `used` on an instance maps each dataset name to its entry key."""
+    reads and fills the cache in `folder`; `textrl_cache_used` on an instance maps each dataset name to (entry key,
+    hit). With `persist=False` (TRL's precompute_ref_log_probs with the cache off) nothing is read or kept: a
+    folder in `folder` (the run's output_dir) only carries TRL's result from process 0 to the others."""
 
     class ReferenceCached(trainer_class):  # type: ignore[valid-type,misc]
         def _precompute_ref_logps(self, dataset: Any, name: str, batch_size: int) -> Any:
             from accelerate.utils import broadcast_object_list
             from datasets import concatenate_datasets
 
+            if not persist:
+                return concatenate_datasets([dataset, self._textrl_compute(dataset, name, batch_size)], axis=1)
             key, what = exact_key(self, dataset, batch_size)
             shared = [key]  # the weights hash may differ by rank (ZeRO-3 shards): rank 0's names the entry
             broadcast_object_list(shared, from_process=0)
             key = shared[0]
             if not hasattr(self, "textrl_cache_used"):
                 self.textrl_cache_used = {}
-            main = self.accelerator.is_main_process
             columns = load_entry(folder, key, len(dataset))
             hit = [columns is not None]
             broadcast_object_list(hit, from_process=0)
-            if hit[0]:
-                if columns is None:
-                    raise RuntimeError(
-                        f"reference cache: process {self.accelerator.process_index} cannot read the entry "
-                        f"{folder / 'entries' / key} that process 0 found. Fix: put reference_cache_dir on a file "
-                        "system every process sees, or set reference_cache: off."
-                    )
-                self.textrl_cache_used[name] = (key, True)
-                if main:
-                    print(
-                        f"textrl: reference log-probs of the {name} set ({len(dataset)} rows) read from the "
-                        f"reference cache ({folder / 'entries' / key[:12]}...); the reference model does not run",
-                        file=sys.stderr,
-                    )
-                return concatenate_datasets([dataset, columns], axis=1)
-            # TRL writes its result on process 0 into the datasets cache of `dataset` and every process reads it back:
-            # for in-memory data that is a temporary folder of each process's own, which the others cannot see
-            # (raw TRL fails there with more than one process). Point it at a file in the shared cache folder, named
-            # afresh for this run so that a file left by a killed run is never read.
+            if hit[0] and columns is None:
+                raise RuntimeError(
+                    f"reference cache: process {self.accelerator.process_index} cannot read the entry "
+                    f"{folder / 'entries' / key} that process 0 found. Fix: put reference_cache_dir on a file "
+                    "system every process sees, or set reference_cache: off."
+                )
+            if hit[0] and self.accelerator.is_main_process:
+                print(
+                    f"textrl: reference log-probs of the {name} set ({len(dataset)} rows) read from the "
+                    f"reference cache ({folder / 'entries' / key[:12]}...); the reference model does not run",
+                    file=sys.stderr,
+                )
+            if not hit[0]:
+                columns = self._textrl_compute(dataset, name, batch_size, (key, what))
+            self.textrl_cache_used[name] = (key, hit[0])
+            return concatenate_datasets([dataset, columns], axis=1)
+
+        def _textrl_compute(self, dataset: Any, name: str, batch_size: int, entry: Any = None) -> Any:
+            """TRL's precompute; its result as columns held in memory (stored as `entry` = (key, what) first).
+
+            TRL writes its result on process 0 into the datasets cache of `dataset` and every process reads it back:
+            for in-memory data that is a temporary folder of each process's own, which the others cannot see (raw
+            TRL fails there with more than one process). The file goes to a folder every process sees instead,
+            named afresh for this run so that a file left by a killed run is never read."""
+            from accelerate.utils import broadcast_object_list
+
+            main = self.accelerator.is_main_process
             token = [uuid.uuid4().hex]
             broadcast_object_list(token, from_process=0)
-            scratch = folder / "entries" / f".trl-{token[0]}"  # datasets writes its own cache files beside it too
+            # a folder of its own: datasets writes cache files of its own beside the result
+            scratch = folder / "entries" / f".trl-{token[0]}" if entry else folder / f".textrl-reference-{token[0]}"
             scratch.mkdir(parents=True, exist_ok=True)
             handoff = scratch / "logps.arrow"
             dataset._get_cache_file_path = lambda _fingerprint: str(handoff)
             try:
                 result = super()._precompute_ref_logps(dataset, name, batch_size)
-                added = [c for c in result.column_names if c not in dataset.column_names]
-                if main:
-                    where = store_entry(folder, key, result.select_columns(added), what)
-                    print(f"textrl: reference log-probs of the {name} set stored in {where}", file=sys.stderr)
-                self.accelerator.wait_for_everyone()
-                columns = load_entry(folder, key, len(dataset))  # in memory: the hand-off file goes away
-                if columns is None:
-                    raise RuntimeError(
-                        f"reference cache: the entry {folder / 'entries' / key} just written is unreadable"
-                    )
+                added = result.select_columns([c for c in result.column_names if c not in dataset.column_names])
+                if entry is None:
+                    columns = added.flatten_indices(keep_in_memory=True)
+                else:
+                    if main:
+                        where = store_entry(folder, entry[0], added, entry[1])
+                        print(f"textrl: reference log-probs of the {name} set stored in {where}", file=sys.stderr)
+                    self.accelerator.wait_for_everyone()
+                    columns = load_entry(folder, entry[0], len(dataset))  # in memory: the hand-off file goes away
+                    if columns is None:
+                        raise RuntimeError(
+                            f"reference cache: the entry {entry[0]} just written in {folder} is unreadable"
+                        )
                 self.accelerator.wait_for_everyone()
             finally:
                 del dataset._get_cache_file_path
                 if main:
                     shutil.rmtree(scratch, ignore_errors=True)
-            self.textrl_cache_used[name] = (key, False)
-            return concatenate_datasets([dataset, columns], axis=1)
+            return columns
 
     ReferenceCached.__name__ = ReferenceCached.__qualname__ = trainer_class.__name__
     return ReferenceCached
