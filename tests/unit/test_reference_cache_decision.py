@@ -11,7 +11,7 @@ import pytest
 from textrl import TextRLConfig
 from textrl.data import Rows
 from textrl.errors import ConfigError
-from textrl.trainers.reference_cache import decide, forecast_key, rows_digest
+from textrl.trainers.reference_plan import decide, forecast_key, rows_digest
 
 PAIRS = Rows([{"prompt": f"p{i}", "chosen": f" c{i}", "rejected": f" r{i}"} for i in range(16)])
 

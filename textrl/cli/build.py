@@ -35,7 +35,7 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     from ..reward_refs import reward_from_section
     from ..spec import Reference
     from ..trainers import trainer_for
-    from ..trainers.reference_cache import decide
+    from ..trainers.reference_plan import decide
     from ..trl_build import build_trl_config
     from .assemble import require_section
 

@@ -160,7 +160,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
         print(_check_reward(run, rows))
     if algo.family.reference is Reference.LOADED:
         from ..config import processes
-        from ..trainers.reference_cache import decide
+        from ..trainers.reference_plan import decide
 
         print(decide(cfg, rows, evaluation, processes()).line())
     batches = _batches(run)

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import TextRLTrainer
-from .reference_cache import Decision, decide, with_reference_cache, write_forecast
+from .reference_cache import with_reference_cache
+from .reference_plan import Decision, decide, write_forecast
 
 
 class PreferenceTrainer(TextRLTrainer):
