@@ -101,11 +101,12 @@ def sweep_section(where: str) -> str:
     return "\n".join([
         SWEEP,
         "",
-        "A sweep of 4 DPO runs over beta on `textrl:smollm2` (full fine-tuning, float32), each run a fresh process. "
-        "See `bench/sweep.py` for the three ways compared. `.venv/bin/python bench/run.py --sweep` rewrites this "
-        "section alone.",
+        "A sweep of 4 DPO runs over beta on `textrl:smollm2` (full fine-tuning, float32), each run a fresh process "
+        "with 2 torch threads (both cores, as a user's run would use them; the rows above use 1). See "
+        "`bench/sweep.py` for the three ways compared. `.venv/bin/python bench/run.py --sweep` rewrites this section "
+        "alone (about 20 minutes); a full run keeps it.",
         "",
-        table(sweep.rows(builtin_model("textrl:smollm2")), where),
+        table(sweep.rows(builtin_model("textrl:smollm2"), threads=2), where),
         "",
     ])  # fmt: skip
 
@@ -176,7 +177,11 @@ def main() -> None:
         series = scaling.series(tiny)
     real = real_model(1 if args.quick else 2, where)
     scaling.plot(series, HERE / "scaling.png", where)
-    args.output.write_text(report(rows, series, where, quick=args.quick) + "\n" + real, encoding="utf-8")
+    old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
+    kept = old[old.find(SWEEP) :] if SWEEP in old else ""  # the sweep takes 20 minutes: only --sweep rewrites it
+    kept = kept[: kept.find("\n## ", len(SWEEP)) + 1] if "\n## " in kept[len(SWEEP) :] else kept
+    text = report(rows, series, where, quick=args.quick) + "\n" + real + ("\n" + kept if kept else "")
+    args.output.write_text(text, encoding="utf-8")
     print(args.output.read_text(encoding="utf-8"))
 
 
