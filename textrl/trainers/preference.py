@@ -45,8 +45,7 @@ class PreferenceTrainer(TextRLTrainer):
         decision = self.reference_cache
         used = getattr(trainer, "textrl_cache_used", {})
         if decision.active and decision.folder and decision.forecast and used and trainer.accelerator.is_main_process:
-            entries = {name: key for name, (key, _) in used.items()}
-            write_forecast(decision.folder, decision.forecast, {"train": entries.get("train"), **entries})
+            write_forecast(decision.folder, decision.forecast, {name: key for name, (key, _) in used.items()})
         return trainer
 
     @property
