@@ -86,8 +86,15 @@ def trl_field_names(trl_config: str) -> frozenset[str]:
 
 
 def _option(name: str, record: dict[str, Any]) -> Option:
-    # model_construct: about 1,800 options come from data already checked by the snapshot's writer, and the spec
-    # is imported on every config build (the drift test compares the snapshot with TRL)
+    return _shared_option(name, record["owner"])
+
+
+@functools.cache
+def _shared_option(name: str, owner: str) -> Option:
+    # model_construct, once per TRL field: about 1,800 options (300 distinct fields, most from TrainingArguments)
+    # come from data already checked by the snapshot's writer, and the spec is imported on every config build (the
+    # drift test compares the snapshot with TRL); an Option is frozen, so the algorithms share it
+    record = {**SNAPSHOT["fields"][owner][name], "owner": owner}
     return Option.model_construct(
         name=name,
         annotation=annotation(record),

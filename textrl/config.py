@@ -146,7 +146,7 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
         strict=True,
         validate_assignment=True,
         validate_default=False,
-        use_attribute_docstrings=True,
+        use_attribute_docstrings=False,
         allow_inf_nan=False,  # a NaN weight or an infinite rate is never meant; TRL would train on it silently
     )
 

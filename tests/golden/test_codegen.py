@@ -96,13 +96,17 @@ def test_every_generated_file_says_do_not_edit() -> None:
 
 
 def test_generated_classes_equal_the_spec() -> None:
-    """The checked-in classes produce exactly the JSON Schema of models built straight from the spec."""
+    """The checked-in classes produce exactly the JSON Schema of models built straight from the spec, descriptions
+    included (read from the generated docstrings as the codegen reads the sections')."""
     from textrl import spec
     from textrl.codegen.schema import spec_model
     from textrl.configs import CONFIG_CLASSES
+    from textrl.spec.sections import document_fields
 
+    document_fields()
     for algo in spec.ALGORITHMS:
         generated = CONFIG_CLASSES[algo.name]
+        document_fields([generated])
         assert generated.model_json_schema() == spec_model(algo).model_json_schema(), algo.name
         assert generated.__algorithm__ == algo.name
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import jinja2
 
+from textrl.spec import sections
+
 from .contexts import (
     FULL_SPEC,
     SpecView,
@@ -80,6 +82,7 @@ def _environment(templates: Path) -> jinja2.Environment:
 
 def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[Artifact]:
     """Every generated file, rendered from the spec (or a fixture view of one, for golden tests)."""
+    sections.document_fields()
     algos = list(view.algorithms)
     env = _environment(templates)
     names = TypeNames(choice_aliases(), section_names())
