@@ -1,5 +1,6 @@
 """TRL's whole config surface as options: every field of the TRL config class behind an algorithm that the spec does
-not write by hand is mirrored from `trl_snapshot.json` (taken from TRL by `python -m textrl.codegen --snapshot`).
+not write by hand is mirrored from the newest supported release's snapshot, `trl_snapshots/<release>.json` (taken
+from TRL by `python -m textrl.codegen --snapshot`; spec/trl_releases.py says what older releases lack).
 
 Mirrored options keep TRL's name, type, default, choices and help text, and are forwarded to TRL only when set, so
 an unset one is TRL's own default exactly. A few fields are deliberately not offered (NOT_OFFERED): each says why
@@ -9,15 +10,15 @@ and what to write instead. Pydantic and the standard library only; the snapshot 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from .grammar import annotation
 from .model import Algorithm, Option, Rule
+from .trl_releases import NEWEST, snapshot
 
-SNAPSHOT: dict[str, Any] = json.loads((Path(__file__).parent / "trl_snapshot.json").read_text(encoding="utf-8"))
-"""TRL's config dataclasses as data: see textrl/codegen/trl_snapshot.py for the format."""
+SNAPSHOT: dict[str, Any] = snapshot(NEWEST)
+"""The newest supported TRL's config dataclasses as data: see textrl/codegen/trl_snapshot.py for the format."""
 
 NOT_OFFERED: dict[str, str] = {
     "deepspeed": "TextRL writes TRL's DeepSpeed settings from the distributed: section. Fix: distributed: "
@@ -33,41 +34,6 @@ NOT_OFFERED: dict[str, str] = {
     "trainer.train(resume_from_checkpoint=...)",
 }
 """TRL fields TextRL deliberately does not offer, with the reason and what to do instead."""
-
-_BASE: dict[str, Any] = {"bool": bool, "int": int, "float": float, "str": str, "None": type(None), "any": Any}
-
-
-def _member(text: str, choices: tuple[Any, ...], items: tuple[Any, ...]) -> Any:
-    if text == "dict":
-        return dict[str, Any]
-    if text == "false":
-        return Literal[False]
-    if text.startswith(("list[", "tuple[", "dict[")):
-        inner = [_member(t.strip(), items, ()) for t in text[text.index("[") + 1 : -1].split(",")]
-        if text.startswith("dict["):
-            return dict[inner[0], inner[1]]  # type: ignore[valid-type]
-        return list[inner[0]]  # type: ignore[valid-type]  # YAML has no tuples: a list, as TRL's own CLI reads it
-    if text == "str" and choices and all(isinstance(c, str) for c in choices):
-        return Literal[choices]
-    if text == "str" and items:  # one item named as text (TRL splits it), or "" for none: debug: underflow_overflow
-        return Literal[("", *items)]
-    return _BASE[text]
-
-
-def annotation(record: dict[str, Any]) -> Any:
-    """The option type for a snapshot field: its grammar (`str | None`, `dict | str | None`, ...) as Python types,
-    a `str` with choices as a Literal of them, and list items with choices likewise."""
-    return _annotation(record["type"], tuple(record.get("choices", ())), tuple(record.get("items", ())))
-
-
-@functools.cache
-def _annotation(grammar: str, choices: tuple[Any, ...], items: tuple[Any, ...]) -> Any:
-    parts = sorted(grammar.split(" | "), key=lambda p: p == "None")  # None last, as the codebase writes unions
-    members = [_member(p, choices, items) for p in parts]
-    result = members[0]
-    for member in members[1:]:
-        result = result | member
-    return result
 
 
 def trl_fields(trl_config: str) -> list[tuple[str, dict[str, Any]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import itertools
 import sys
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal
@@ -241,7 +242,6 @@ class DistributedSection(Section):
         return self
 
 
-
 def document_fields(models: Iterable[type[BaseModel]] = ()) -> None:
     """Give each field of these models (default: the sections) the docstring under it as its description, reading
     each module's source once, and rebuild the models so their JSON schema carries it. The codegen calls this before
@@ -254,7 +254,7 @@ def document_fields(models: Iterable[type[BaseModel]] = ()) -> None:
                 body = node.body
                 docs[module, node.name] = {
                     stmt.target.id: inspect.cleandoc(after.value.value)
-                    for stmt, after in zip(body, body[1:])
+                    for stmt, after in itertools.pairwise(body)
                     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
                     and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
                     and isinstance(after.value.value, str)

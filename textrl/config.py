@@ -212,6 +212,16 @@ class TextRLConfig(BaseModel, metaclass=_DispatchByAlgo):
         return self
 
     @model_validator(mode="after")
+    def _check_trl_release(self) -> TextRLConfig:
+        """An option or value the installed TRL release lacks (spec/trl_releases.py), before TRL or a model loads."""
+        from .releases import release_problems
+
+        problems = release_problems(self)
+        if problems:
+            raise RuleViolations(problems)
+        return self
+
+    @model_validator(mode="after")
     def _check_rules(self) -> TextRLConfig:
         values = {name: getattr(self, name) for name in type(self).model_fields}
         count = processes()

@@ -9,8 +9,9 @@ import re
 import warnings
 from importlib import metadata
 
-# The TRL releases this TextRL release was tested with (the drift tests pin the spec to them).
-TESTED_TRL = ((1, 16), (1, 17))  # >= 1.16, < 1.17
+# The TRL releases this TextRL release was tested with: spec/trl_releases.py's window (a test keeps the two equal;
+# importing the spec here would cost `--help` its start-up), each a snapshot under spec/trl_snapshots and a CI leg.
+TESTED_TRL = ((1, 13), (1, 17))  # >= 1.13, < 1.17
 PACKAGES = ("textrl", "trl", "transformers", "peft", "accelerate", "datasets", "torch", "bitsandbytes", "vllm",
             "deepspeed", "gguf", "pydantic")  # fmt: skip
 
@@ -78,7 +79,9 @@ def environment() -> dict[str, str]:
 
     info["cache"] = cache_report()  # $TEXTRL_HOME and the built-in models it holds
     problem = trl_range_problem()
-    info["trl check"] = problem or "in the tested range"
+    from .spec.trl_releases import window_text
+
+    info["trl check"] = problem or f"trl {version('trl')} is in the tested window, {window_text()}"
     return info
 
 

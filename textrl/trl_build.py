@@ -11,6 +11,7 @@ from .distributed import check_engines, trl_arguments
 from .env import warn_if_untested_trl
 from .errors import ConfigError, Problem
 from .hardware import bf16_supported, has_accelerator
+from .releases import for_release
 from .validation_errors import closest
 
 if TYPE_CHECKING:
@@ -97,7 +98,8 @@ def finish(
             )
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
-    kwargs = {**values, **fixed, **trl_arguments(cfg), **extra}
+    set_by_user = {o.trl_name or o.name for o in options.values() if o.name in cfg.model_fields_set} | set(extra)
+    kwargs = for_release({**values, **fixed, **trl_arguments(cfg), **extra}, trl_fields, set_by_user)
     if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
     if "use_cpu" not in kwargs and not has_accelerator():

@@ -18,17 +18,19 @@ BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("installed", ["1.16.0", "1.16.3", "1.16.0.dev0", "1.16.1rc2", "1.16rc1"])
+@pytest.mark.parametrize(
+    "installed", ["1.13.0", "1.14.1", "1.15.0", "1.16.0", "1.16.3", "1.16.0.dev0", "1.16.1rc2", "1.16rc1"]
+)
 def test_tested_trl_releases_pass(installed: str) -> None:
     assert trl_range_problem(installed) is None
 
 
-@pytest.mark.parametrize("installed", ["1.17.0", "1.15.2", "2.0.0rc1", "0.19.1", "1.17.0.dev0", "1.1rc6"])
+@pytest.mark.parametrize("installed", ["1.17.0", "1.12.2", "2.0.0rc1", "0.19.1", "1.17.0.dev0", "1.1rc6"])
 def test_other_trl_releases_are_named_with_the_fix(installed: str) -> None:
     problem = trl_range_problem(installed)
     assert problem is not None
-    assert f"trl {installed} is installed" in problem and "tested with trl>=1.16,<1.17" in problem
-    assert "Fix: pip install 'trl>=1.16,<1.17'" in problem
+    assert f"trl {installed} is installed" in problem and "tested with trl>=1.13,<1.17" in problem
+    assert "Fix: pip install 'trl>=1.13,<1.17'" in problem
 
 
 def test_the_installed_trl_is_in_range_so_no_warning() -> None:
@@ -51,7 +53,7 @@ def test_missing_trl_is_named_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(textrl.env, "version", lambda package: None if package == "trl" else "1.0.0")
     assert trl_range_problem() == (
-        "TRL is not installed; TextRL 1.0.0 needs trl>=1.16,<1.17. Fix: pip install 'trl>=1.16,<1.17'."
+        "TRL is not installed; TextRL 1.0.0 needs trl>=1.13,<1.17. Fix: pip install 'trl>=1.13,<1.17'."
     )
 
 
@@ -63,7 +65,10 @@ def test_env_prints_the_version_set(tmp_path: Path) -> None:
     assert lines["trl"] == metadata.version("trl") and lines["torch"] == metadata.version("torch")
     for name in ("textrl", "transformers", "peft", "accelerate", "datasets", "bitsandbytes", "vllm", "cuda"):
         assert name in lines, done.stdout
-    assert "trl check     in the tested range" in done.stdout
+    assert (
+        f"trl check     trl {metadata.version('trl')} is in the tested window, 1.13 to 1.16 (CI trains on 1.13.0, "
+        "1.14.1, 1.15.0, 1.16.0)" in done.stdout
+    )
     assert lines["cache"] == f"{tmp_path} (textrl:smollm2)" and lines["gguf"] == metadata.version("gguf")
 
 

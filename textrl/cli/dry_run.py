@@ -121,6 +121,23 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
                      [f"WARNING: {note}" for note in notes])  # fmt: skip
 
 
+def _trl_release(cfg: Any) -> str:
+    """The installed TRL against the tested window, and each TRL default of that release that differs from the
+    newest release's and applies to this run."""
+    from ..env import version
+    from ..releases import default_notes, installed_release
+    from ..spec.trl_releases import NEWEST, window_text
+
+    found = version("trl")
+    if installed_release() is None:
+        return f"trl: {found}, outside the tested window {window_text()} (UntestedTRLWarning when the run starts)"
+    notes = default_notes(cfg)
+    head = f"trl: {found}, in the tested window {window_text()}"
+    if not notes:
+        return head
+    return head + f"; defaults that differ from TRL {NEWEST}'s:\n" + "\n".join(f"  {n}" for n in notes)
+
+
 def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: float | None = None) -> int:
     """Print what the run would do; exit status 0 when it would start."""
     from ..data import check_dataset, from_section, load_split
@@ -131,6 +148,7 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
         print(f"recipe: {run.path}, written for TRL's CLI; {len(notes)} of its keys translated:")
         print("\n".join(f"  {note}" for note in notes))
     print(f"config: valid, algo={algo.name} ({algo.title}, {algo.family.value}) -> {algo.trl_trainer}")
+    print(_trl_release(cfg))
     model = require_section(run, "model")
     print(
         f"model: {model.name}" + (f" with LoRA r={model.peft.r}" if model.peft else "") + " (not loaded in a dry run)"

@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--snapshot",
         action="store_true",
-        help="re-take spec/trl_snapshot.json from the installed TRL (imports TRL), then regenerate",
+        help="re-take spec/trl_snapshots/<release>.json from the installed TRL (imports TRL), then regenerate; with an "
+        "older release on the path (scripts/trl_release.sh) it writes that release's snapshot",
     )
     args = parser.parse_args(argv)
     out: Path = args.out

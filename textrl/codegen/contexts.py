@@ -12,10 +12,10 @@ from pydantic import BaseModel
 
 from textrl import spec
 from textrl.annotations import describe, source, strip_optional, union_members
-from textrl.spec import choices, forms
+from textrl.spec import choices, forms, trl_releases
 
 from .python_source import WIDTH, TypeNames, docstring, field_source, import_line, py_literal
-from .schema import class_description
+from .schema import class_description, option_description
 
 
 def config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
@@ -24,7 +24,7 @@ def config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
     fields = []
     for option in algo.options:
         line = field_source(option, source(option.annotation, lookup))
-        fields.append({"line": line, "doc": docstring(option.description)})
+        fields.append({"line": line, "doc": docstring(option_description(algo, option))})
     algo_values = (algo.name, *algo.aliases)
     choice_imports = sorted(n for n in used if hasattr(choices, n))
     form_imports = sorted(n for n in used if hasattr(forms, n) and not hasattr(choices, n))
@@ -93,7 +93,8 @@ def flag_rows(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
                 continue
             row = rows.setdefault(option.name, {"dest": option.name, "variants": {}, "algos": []})
             row["algos"].append(algo.name)
-            row["variants"].setdefault((option.description, _metavar(option.annotation)), []).append(algo.name)
+            variant = (option_description(algo, option), _metavar(option.annotation))
+            row["variants"].setdefault(variant, []).append(algo.name)
     everyone = tuple(a.name for a in algos)
     out = []
     for row in rows.values():
@@ -139,7 +140,7 @@ def doc_rows(algo: spec.Algorithm) -> list[dict[str, Any]]:
                 "allowed": describe(option.annotation, option.bounds).replace("|", "\\|"),
                 "default": default,
                 "trl": f"`{option.trl_name}`" if option.trl_name else "TextRL only",
-                "description": _cell(option.description),
+                "description": _cell(option_description(algo, option)),
             }
         )
     return [{"group": g, "rows": rows} for g, rows in groups.items()]
@@ -208,3 +209,33 @@ class SpecView:
 
 
 FULL_SPEC = SpecView(spec.ALGORITHMS, spec.REMOVED, spec.RENAMED, spec.DIFFERENT_FROM_TRL)
+
+
+def release_docs(algos: Sequence[spec.Algorithm]) -> dict[str, Any]:
+    """The supported TRL releases and, per TRL field, what the older ones lack and how its default changed."""
+    rows: dict[str, dict[str, Any]] = {}
+    for algo in algos:
+        for option in algo.options:
+            note = trl_releases.availability(algo.trl_config, option.trl_name) if option.trl_name else None
+            if note:
+                row = rows.setdefault(option.name, {"name": option.name, "note": note, "algos": []})
+                row["algos"].append(algo.name)
+    everyone = [a.name for a in algos]
+    for row in rows.values():
+        row["algos"] = "all" if row["algos"] == everyone else ", ".join(row["algos"])
+        row["effect"] = _cell(trl_releases.DEFAULT_CHANGES.get(row["name"], ""))
+    return {
+        "releases": [{"release": r, "pin": trl_releases.CI_PINS[r]} for r in trl_releases.RELEASES],
+        "newest": trl_releases.NEWEST,
+        "rows": list(rows.values()),
+        "renamed": [
+            {"release": r, "new": n, "old": o}
+            for r, names in trl_releases.RENAMED_FIELDS.items()
+            for n, o in names.items()
+        ],
+        "values": [
+            {"option": o, "value": v, "since": s}
+            for o, values in trl_releases.VALUES_SINCE.items()
+            for v, s in values.items()
+        ],
+    }

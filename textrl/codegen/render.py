@@ -19,6 +19,7 @@ from .contexts import (
     config_module,
     doc_rows,
     flag_rows,
+    release_docs,
     section_docs,
     trl_builder_module,
     trl_default_notes,
@@ -113,6 +114,8 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
         Artifact("docs/cli.md", "cli.md.jinja", "spec/options", render("cli.md.jinja", flags=flags)),
         Artifact("docs/sections.md", "sections.md.jinja", "spec/sections.py",
                  render("sections.md.jinja", sections=section_docs(algos))),
+        Artifact("docs/trl_releases.md", "trl_releases.md.jinja", "spec/trl_releases.py",
+                 render("trl_releases.md.jinja", **release_docs(algos))),
     ]  # fmt: skip
     for algo in algos:
         source_name = f"spec/algorithms.py ({algo.name})"

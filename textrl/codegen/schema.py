@@ -10,6 +10,7 @@ from pydantic import Field, TypeAdapter, create_model
 
 from textrl import spec
 from textrl.config import TextRLConfig
+from textrl.spec import trl_releases
 
 SCHEMA_ID = "https://textrl.dev/schema/textrl.schema.json"
 
@@ -19,6 +20,16 @@ def class_description(algo: spec.Algorithm) -> str:
     return f"{algo.title} ({algo.family.value}): {algo.summary}"
 
 
+def option_description(algo: spec.Algorithm, option: spec.Option) -> str:
+    """An option's description as the generated classes, flags, docs and schema carry it: with what the older
+    supported TRL releases lack of it (spec/trl_releases.py), when they lack something."""
+    notes = [trl_releases.availability(algo.trl_config, option.trl_name)] if option.trl_name else []
+    since = trl_releases.VALUES_SINCE.get(option.name, {})
+    notes += [f"{value!r} needs TRL >= {release}" for value, release in since.items()]
+    shown = "; ".join(n for n in notes if n)
+    return f"{option.description} TRL releases: {shown}." if shown else option.description
+
+
 def spec_model(algo: spec.Algorithm) -> type[TextRLConfig]:
     """A pydantic model built straight from the spec entry, equal in fields to the generated class."""
     fields: dict[str, Any] = {
@@ -26,7 +37,7 @@ def spec_model(algo: spec.Algorithm) -> type[TextRLConfig]:
     }
     for option in algo.options:
         default = ... if option.required else option.default
-        info = Field(default, description=option.description, **option.bounds)  # type: ignore[call-overload]
+        info = Field(default, description=option_description(algo, option), **option.bounds)  # type: ignore[call-overload]
         fields[option.name] = (option.annotation, info)
     model = create_model(  # type: ignore[call-overload]
         algo.class_name, __base__=TextRLConfig, __module__=__name__, __doc__=class_description(algo), **fields

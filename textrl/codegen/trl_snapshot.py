@@ -1,4 +1,5 @@
-"""Snapshot of TRL's config dataclasses, written to spec/trl_snapshot.json: the data the spec mirrors options from.
+"""Snapshot of TRL's config dataclasses, written to spec/trl_snapshots/<release>.json: the data the spec mirrors
+options from (the newest supported release) and checks older releases against (spec/trl_releases.py).
 
 `python -m textrl.codegen --snapshot` imports TRL (the only codegen step that does) and records, for every TRL config
 class an algorithm uses, each init field: its type in a small grammar, its default, its help text, its choices and
@@ -22,7 +23,14 @@ from typing import Any
 
 from textrl import spec
 
-SNAPSHOT = Path(__file__).resolve().parents[2] / "spec" / "trl_snapshot.json"
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "spec" / "trl_snapshots"
+
+
+def snapshot_path(trl_version: str) -> Path:
+    """Where the snapshot of a TRL version goes: one file per minor release ('1.13.0' -> trl_snapshots/1.13.json)."""
+    major, minor = trl_version.split(".")[:2]
+    return SNAPSHOTS / f"{major}.{minor}.json"
+
 
 _SCALARS = {bool: "bool", int: "int", float: "float", str: "str", type(None): "None", dict: "dict", Any: "any"}
 
@@ -161,6 +169,9 @@ def snapshot_text(snapshot: dict[str, Any]) -> str:
     return json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n"
 
 
-def write_snapshot(path: Path = SNAPSHOT) -> Path:
-    path.write_text(snapshot_text(take_snapshot()), encoding="utf-8")
+def write_snapshot(path: Path | None = None) -> Path:
+    """Take the installed TRL's snapshot and write it (by default to its release's file)."""
+    taken = take_snapshot()
+    path = path or snapshot_path(taken["trl"])
+    path.write_text(snapshot_text(taken), encoding="utf-8")
     return path

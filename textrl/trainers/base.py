@@ -16,6 +16,7 @@ from ..errors import ConfigError, Problem
 from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
 from ..spec import Family
 from ..trl_build import build_trl_config
+from ..trl_compat import absorb_installed_trl
 from .atomic import STAGING, atomic_trainer_class, discard_partial
 from .manifest import check_same_algorithm, trl_changes, write_manifest
 
@@ -93,6 +94,7 @@ class TextRLTrainer:
         """The TRL trainer class behind an algorithm (trl.GRPOTrainer, trl.DPOTrainer, ...). Imports TRL."""
         module, _, name = config.algorithm().trl_trainer.rpartition(".")
         trainer: type = getattr(importlib.import_module(module), name)
+        absorb_installed_trl()  # an older TRL release's run-time gaps (textrl/trl_compat.py)
         return trainer
 
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
