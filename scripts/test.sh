@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The one test command (README and .ci/run): generated code current, lint, types, then the test suite.
+# The one test command (README and .ci/run): generated code current, lint, types, the test suite on the installed TRL
+# (1.16), then, when run without arguments, one leg per older supported TRL release: that release alone over .venv
+# (scripts/trl_release.sh), the drift tests, the example configs trained two steps, and the reference cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -11,4 +13,14 @@ echo "== ruff"
 echo "== mypy"
 "$PY" scripts/typecheck.py
 echo "== pytest"
+START=$SECONDS
 "$PY" -m pytest "$@"
+echo "== pytest on TRL $("$PY" -c "from importlib.metadata import version; print(version('trl'))"): $((SECONDS - START)) s"
+[ $# -eq 0 ] || exit 0
+for VERSION in $("$PY" -c "from textrl.spec.trl_releases import CI_PINS, NEWEST; print(*[v for r, v in CI_PINS.items() if r != NEWEST])"); do
+    echo "== TRL $VERSION leg"
+    START=$SECONDS
+    PYTHONPATH=$(bash scripts/trl_release.sh "$VERSION") "$PY" -m pytest -p no:cacheprovider -rs \
+        tests/drift tests/cli/test_trl_releases_cli.py tests/integration/test_reference_cache.py
+    echo "== TRL $VERSION leg: $((SECONDS - START)) s"
+done

@@ -68,10 +68,10 @@ def release_problems(cfg: Any, trl_version: str | None = None) -> list[Problem]:
                 f"of those (or leave it unset for TRL {installed}'s default, {record['default']!r})."
             )))  # fmt: skip
     for key in getattr(cfg, "extra", None) or {}:
-        since = releases.first_release_with(algo.trl_config, key)
-        if since is not None and releases.field_record(release, algo.trl_config, key) is None:
+        first = releases.first_release_with(algo.trl_config, key)
+        if first is not None and releases.field_record(release, algo.trl_config, key) is None:
             problems.append(Problem(f"extra.{key}", (
-                f"needs TRL >= {since}; installed {installed}. Fix: upgrade TRL ({_upgrade(since)}), or remove it."
+                f"needs TRL >= {first}; installed {installed}. Fix: upgrade TRL ({_upgrade(first)}), or remove it."
             )))  # fmt: skip
     return problems
 

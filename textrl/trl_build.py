@@ -109,8 +109,8 @@ def finish(
     try:
         return trl_class(**kwargs)
     except Exception as exc:  # TRL's and transformers' own checks (ValueError, a missing file, ...), all before a model
-        set_by_user = sorted(n for n in mirrored if n in cfg.model_fields_set)
-        hint = f" (options you set that TRL checks itself: {', '.join(set_by_user)})" if set_by_user else ""
+        checked = sorted(n for n in mirrored if n in cfg.model_fields_set)
+        hint = f" (options you set that TRL checks itself: {', '.join(checked)})" if checked else ""
         raise ConfigError(
             [
                 Problem(

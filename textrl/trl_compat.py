@@ -56,12 +56,12 @@ class TorchLogProbs:
 
 def absorb_installed_trl() -> list[str]:
     """Apply what the installed TRL release needs; returns what was done (empty on a release that needs nothing)."""
-    done = []
+    done: list[str] = []
     try:
         import trl.trainer.utils as trl_utils
     except ImportError:
         return done
     if "_ChunkedLogProbFunction" in vars(trl_utils) and trl_utils._ChunkedLogProbFunction is None:
-        trl_utils._ChunkedLogProbFunction = TorchLogProbs
+        trl_utils._ChunkedLogProbFunction = TorchLogProbs  # type: ignore[misc,assignment]
         done.append("fused LM head without Triton: log-probabilities in plain torch (TRL 1.15)")
     return done
