@@ -41,7 +41,7 @@ names out of that release's trainer source; between 1.13 and 1.16 they are the s
 DEFAULT_CHANGES: dict[str, str] = {
     "pad_to_multiple_of": "TRL 1.16's 'auto' pads to a multiple of 128 on AWS Neuron only; elsewhere it does not pad, "
     "as null did before, so training is the same off Neuron",
-    "router_aux_loss_coef": "only Mixture-of-Experts models have this loss: before TRL 1.14 it was weighted 0.001, "
+    "router_aux_loss_coef": "Only Mixture-of-Experts models have this loss: before TRL 1.14 it was weighted 0.001, "
     "from 1.14 the model config's own coefficient is used (and setting it on a model without experts fails)",
 }
 """Every field whose TRL default differs between supported releases, with what the difference does to a run (the

@@ -80,3 +80,17 @@ def test_what_the_release_lacks_is_refused_before_a_model_loads(cli, tmp_path: P
         assert "pad_to_multiple_of: TRL" in plain.stdout and "defaults that differ from TRL 1.16's" in plain.stdout
     else:
         assert "defaults that differ" not in plain.stdout
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_config_is_valid_on_the_installed_release(path: Path) -> None:
+    """The configs that need a GPU or the hub to train (QLoRA on Llama, ...) are at least valid on each release."""
+    from textrl import TextRLConfig
+
+    assert TextRLConfig.from_yaml(path).algorithm()
+
+
+def test_env_names_the_installed_release_and_the_window(cli) -> None:  # type: ignore[no-untyped-def]
+    done = cli("textrl-train", "--env")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"trl {INSTALLED} is in the tested window, 1.13 to 1.16 (CI trains on" in done.stdout, done.stdout
