@@ -102,11 +102,11 @@ def sweep_section(where: str) -> str:
         SWEEP,
         "",
         "A sweep of 4 DPO runs over beta on `textrl:smollm2` (full fine-tuning, float32), each run a fresh process "
-        "with 2 torch threads (both cores, as a user's run would use them; the rows above use 1). See "
-        "`bench/sweep.py` for the three ways compared. `.venv/bin/python bench/run.py --sweep` rewrites this section "
-        "alone (about 20 minutes); a full run keeps it.",
+        "with 2 torch threads (both cores, as a user's run would use them; the rows above use 1), 64 chat pairs and 8 "
+        "steps each, as issue 18 measured raw TRL. See `bench/sweep.py` for the three ways compared. "
+        "`.venv/bin/python bench/run.py --sweep` rewrites this section alone (about 25 minutes); a full run keeps it.",
         "",
-        table(sweep.rows(builtin_model("textrl:smollm2"), threads=2), where),
+        table(sweep.rows(builtin_model("textrl:smollm2"), pairs=64, steps=8, threads=2), where),
         "",
     ])  # fmt: skip
 
