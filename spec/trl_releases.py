@@ -145,8 +145,10 @@ def availability(trl_config: str, name: str) -> str | None:
     "'auto' needs TRL >= 1.16", "null needs TRL >= 1.14"), and a default that changed; None when every supported
     release has the field, its values and its default alike."""
     first = first_release_with(trl_config, name)
-    if first is None or first != RELEASES[0]:
-        return None if first is None else f"needs TRL >= {first}"
+    if first is None:
+        return None
+    if first != RELEASES[0]:
+        return f"needs TRL >= {first}"
     newest = field_record(NEWEST, trl_config, name) or {}
     notes = []
     for part in newest["type"].split(" | "):

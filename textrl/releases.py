@@ -20,13 +20,8 @@ def installed_release() -> str | None:
 
 
 def _upgrade(since: str) -> str:
-    newest = releases.CI_PINS[releases.NEWEST].rpartition(".")[0]
-    return f"pip install 'trl>={since},<{_next_minor(newest)}'"
-
-
-def _next_minor(release: str) -> str:
-    major, minor = release.split(".")
-    return f"{major}.{int(minor) + 1}"
+    major, minor = releases.NEWEST.split(".")
+    return f"pip install 'trl>={since},<{major}.{int(minor) + 1}'"
 
 
 def release_problems(cfg: Any, trl_version: str | None = None) -> list[Problem]:
@@ -66,12 +61,6 @@ def release_problems(cfg: Any, trl_version: str | None = None) -> list[Problem]:
                 f"{value!r} needs TRL >= {since}; installed {installed}, whose {option.trl_name} takes "
                 f"{releases.allowed_text(record)}. Fix: upgrade TRL ({_upgrade(since)}), or set {option.name} to one "
                 f"of those (or leave it unset for TRL {installed}'s default, {record['default']!r})."
-            )))  # fmt: skip
-    for key in getattr(cfg, "extra", None) or {}:
-        first = releases.first_release_with(algo.trl_config, key)
-        if first is not None and releases.field_record(release, algo.trl_config, key) is None:
-            problems.append(Problem(f"extra.{key}", (
-                f"needs TRL >= {first}; installed {installed}. Fix: upgrade TRL ({_upgrade(first)}), or remove it."
             )))  # fmt: skip
     return problems
 

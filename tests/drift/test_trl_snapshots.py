@@ -19,9 +19,11 @@ def test_snapshot_is_the_installed_trl():
     options come from) must be its config classes, field for field. Fix after a TRL upgrade: python -m
     textrl.codegen --snapshot, then python -m textrl.codegen."""
     installed = take_snapshot()
-    path = snapshot_path(installed["trl"])
-    assert path.is_file(), f"no snapshot of TRL {installed['trl']}: {path}. Fix: python -m textrl.codegen --snapshot"
-    committed = json.loads(path.read_text())
+    snapshot_file = snapshot_path(installed["trl"])
+    assert snapshot_file.is_file(), (
+        f"no snapshot of TRL {installed['trl']}: {snapshot_file}. Fix: python -m textrl.codegen --snapshot"
+    )
+    committed = json.loads(snapshot_file.read_text())
     # the fields are what the options mirror; the snapshot's versions are a note (a newer patch release, same fields)
     differences: list[str] = []
     for path in committed["classes"].keys() | installed["classes"].keys():

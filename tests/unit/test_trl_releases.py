@@ -1,6 +1,6 @@
 """The supported TRL releases as data (spec/trl_releases.py, one snapshot each) and what a config meets on an older
 one: an option or value it lacks refused with the first release that has it, a renamed field translated, a default
-that differs said. The real older releases run in CI's release legs (tests/release, `pytest -m release`)."""
+that differs said. The real older releases run in CI's release legs (scripts/test.sh: tests/drift, tests/cli/test_trl_releases_cli.py)."""
 
 from __future__ import annotations
 

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from textrl import spec
-
-SNAPSHOTS = Path(__file__).resolve().parents[2] / "spec" / "trl_snapshots"
+from textrl.spec import trl_releases
 
 
 def snapshot_path(trl_version: str) -> Path:
     """Where the snapshot of a TRL version goes: one file per minor release ('1.13.0' -> trl_snapshots/1.13.json)."""
     major, minor = trl_version.split(".")[:2]
-    return SNAPSHOTS / f"{major}.{minor}.json"
+    return trl_releases.FOLDER / f"{major}.{minor}.json"
 
 
 _SCALARS = {bool: "bool", int: "int", float: "float", str: "str", type(None): "None", dict: "dict", Any: "any"}
