@@ -3,7 +3,7 @@
     .venv/bin/python bench/run.py            # about 10 minutes on 2 cores
     .venv/bin/python bench/run.py --quick    # fewer repetitions, to check that it runs (about 4 minutes)
     .venv/bin/python bench/run.py --real     # only the real-model section (SmolLM2-135M), rewritten in place
-    .venv/bin/python bench/run.py --sweep    # only the reference-cache sweep on SmolLM2-135M (about 25 minutes)
+    .venv/bin/python bench/run.py --sweep    # only the reference-cache sweep on SmolLM2-135M (about 20 minutes)
 
 Ratios are TextRL / baseline, so below 1 is faster for time and above 1 is faster for throughput. Benchmarks
 are not tests: nothing here fails on a time. Each training run is a fresh process; TextRL and TRL runs alternate
@@ -27,7 +27,7 @@ import evaluation
 import scaling
 import startup
 import sweep
-from common import ROOT, Row, machine, run_training, table
+from common import ROOT, Row, byte_compile, machine, run_training, table
 
 HERE = Path(__file__).resolve().parent
 
@@ -102,11 +102,12 @@ def sweep_section(where: str) -> str:
         SWEEP,
         "",
         "A sweep of 4 DPO runs over beta on `textrl:smollm2` (full fine-tuning, float32), each run a fresh process "
-        "with 2 torch threads (both cores, as a user's run would use them; the rows above use 1), 64 chat pairs and 8 "
-        "steps each, as issue 18 measured raw TRL. See `bench/sweep.py` for the three ways compared. "
-        "`.venv/bin/python bench/run.py --sweep` rewrites this section alone (about 25 minutes); a full run keeps it.",
+        "with 2 torch threads (both cores, as a user's run would use them; the rows above use 1), 64 short chat pairs "
+        "(conversations, so SmolLM2's chat template and system prompt apply: about 70 tokens a row) and 8 steps each, "
+        "as issue 18 measured raw TRL. See `bench/sweep.py` for the three ways compared. "
+        "`.venv/bin/python bench/run.py --sweep` rewrites this section alone (about 20 minutes); a full run keeps it.",
         "",
-        table(sweep.rows(builtin_model("textrl:smollm2"), pairs=64, steps=8, threads=2), where),
+        table(sweep.rows(builtin_model("textrl:smollm2"), pairs=64, steps=8, threads=2, chat=True), where),
         "",
     ])  # fmt: skip
 
@@ -148,8 +149,9 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="Only the reference-cache sweep, rewritten in --output.")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
-    reps, steps, runs = (1, 8, 2) if args.quick else (3, 20, 5)
+    reps, steps, runs = (1, 8, 2) if args.quick else (5, 20, 5)
     where = machine()
+    byte_compile()
     sys.path.insert(0, str(ROOT))
     if args.real or args.sweep:
         old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
@@ -192,7 +194,8 @@ def report(rows: list[Row], series: dict[str, list[dict[str, float]]], where: st
         "",
         f"Written by `.venv/bin/python bench/run.py{' --quick' if quick else ''}` on {today}. "
         "Ratio = TextRL / baseline: for times and memory below 1 is better, for throughput (completions/s) above 1 "
-        "is better. Tiny offline model (`textrl:tiny`), one torch thread per process.",
+        "is better. Tiny offline model (`textrl:tiny`), one torch thread per process. TextRL's modules are "
+        "byte-compiled first, as pip does when it installs a wheel (TRL's already are).",
         "",
         table(rows, where),
         "",

@@ -35,11 +35,13 @@ def _run(model: str, way: str, beta: float, cache: Path, base: list[str]) -> dic
     return result
 
 
-def rows(model: str, pairs: int = 32, steps: int = 4, max_length: int = 128, threads: int = 1) -> list[Row]:
+def rows(
+    model: str, pairs: int = 32, steps: int = 4, max_length: int = 128, threads: int = 1, chat: bool = False
+) -> list[Row]:
     from run import largest_difference
 
     base = ["--pairs", str(pairs), "--steps", str(steps), "--warmup", "1", "--max-length", str(max_length),
-            "--learning-rate", "5e-6", "--threads", str(threads)]  # fmt: skip
+            "--learning-rate", "5e-6", "--threads", str(threads), *(["--chat"] if chat else [])]  # fmt: skip
     runs: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
     with tempfile.TemporaryDirectory() as cache:
         for i, beta in enumerate(BETAS):
@@ -59,7 +61,8 @@ def rows(model: str, pairs: int = 32, steps: int = 4, max_length: int = 128, thr
     pairs_of_runs = zip(runs["textrl-cache"], runs["trl"], strict=True)  # the same beta
     diff = max(largest_difference(a["history"], b["history"]) for a, b in pairs_of_runs)
     same = f"logged metrics equal TRL's at each beta (max rel diff {diff:.1e})"
-    what = (f"{len(BETAS)} runs (beta {', '.join(map(str, BETAS))}), {pairs} pairs, {steps} steps, batch 8, "
+    what = (f"{len(BETAS)} runs (beta {', '.join(map(str, BETAS))}), {pairs} {'chat ' if chat else ''}pairs, "
+            f"{steps} steps, batch 8, "
             f"{threads} torch thread{'s' if threads > 1 else ''}")  # fmt: skip
     cold = runs["textrl-cache"][0]["process_s"]
     return [

@@ -64,6 +64,19 @@ def long_pairs(n: int) -> list[dict[str, str]]:
     return pairs
 
 
+def chat_pairs(n: int) -> list[dict[str, Any]]:
+    """The same `n` pairs in TRL's conversational form (lists of messages), so that the model's chat template (and
+    SmolLM2's system prompt) is applied, as in a chat-tuning run."""
+    return [
+        {
+            "prompt": [{"role": "user", "content": p["prompt"].removeprefix("User: ").removesuffix("\nAssistant:")}],
+            "chosen": [{"role": "assistant", "content": p["chosen"].strip()}],
+            "rejected": [{"role": "assistant", "content": p["rejected"].strip()}],
+        }
+        for p in long_pairs(n)
+    ]
+
+
 def settings(args: argparse.Namespace) -> dict[str, Any]:
     common: dict[str, Any] = {"max_steps": args.steps, "logging_steps": 1, "save_strategy": "no", "seed": 7,
                               "learning_rate": args.learning_rate}  # fmt: skip
@@ -90,6 +103,7 @@ def main() -> None:
     parser.add_argument("--beta", type=float, default=0.1, help="DPO: beta.")
     parser.add_argument("--max-length", type=int, default=32, help="DPO: max_length.")
     parser.add_argument("--pairs", type=int, default=0, help="DPO: this many chat-length pairs (default: the words).")
+    parser.add_argument("--chat", action="store_true", help="DPO: the --pairs as conversations (chat template).")
     parser.add_argument("--trl-precompute", action="store_true", help="DPO, TRL: precompute_ref_log_probs=True.")
     parser.add_argument("--reference-cache", help="DPO, TextRL: reference_cache on, in this folder.")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (both sides alike).")
@@ -128,14 +142,15 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result), encoding="utf-8")
 
 
-def pairs(args: argparse.Namespace) -> list[dict[str, str]]:
-    return long_pairs(args.pairs) if args.pairs else PAIRS * 16
+def pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    if args.chat:
+        return chat_pairs(args.pairs)
+    return list(long_pairs(args.pairs)) if args.pairs else PAIRS * 16
 
 
 def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:
-    from textrl import OnlineTrainer, PreferenceTrainer, TextRLConfig, load_model, reward_fn
+    from textrl import TextRLConfig, load_model
     from textrl.data import from_list
-    from textrl.rewards import compose
 
     if args.algo == "dpo":  # the overhead rows compare the same work: TRL's default keeps its reference in the loop
         cache = args.reference_cache
@@ -143,12 +158,17 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
             {"reference_cache": "on", "reference_cache_dir": cache} if cache else {"reference_cache": "off"}
         )
     cfg = TextRLConfig(algo=args.algo, output_dir=out, gradient_checkpointing=False, report_to=["none"], **options)
-    if args.algo == "grpo":
+    if args.algo == "grpo":  # each side imports what a script of that algorithm would
+        from textrl import OnlineTrainer, reward_fn
+        from textrl.rewards import compose
+
         model, tok, _ = load_model(args.tiny, load_ref=False)
         reward = compose(*rewards) if len(rewards) > 1 else reward_fn(rewards[0])
         trainer: Any = OnlineTrainer(model=model, tokenizer=tok, reward=reward, train_dataset=from_list(PROMPTS * 64),
                                      config=cfg, callbacks=[clock])  # fmt: skip
     else:
+        from textrl import PreferenceTrainer
+
         model, tok, ref = load_model(args.tiny, load_ref=not args.reference_cache)  # the cache needs no reference copy
         trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(pairs(args)),
                                     config=cfg, callbacks=[clock])  # fmt: skip

@@ -11,6 +11,15 @@ from .spec import FORMATS_BY_NAME, DataFormat
 from .spec.formats import PROMPT_ONLY
 
 
+def column_values(dataset: Any, name: str) -> list[Any]:
+    """A column's values as a list: through Arrow for a `datasets.Dataset` (row order and selections kept; about ten
+    times faster than iterating its lazy column), as they are for the dry run's plain rows."""
+    if hasattr(dataset, "with_format"):
+        values: list[Any] = dataset.with_format("arrow")[name].to_pylist()
+        return values
+    return list(dataset[name])
+
+
 def text_kind(value: Any) -> str | None:
     """'standard' for text, 'conversational' for a list of {role, content} messages, None otherwise."""
     if isinstance(value, str):
@@ -80,9 +89,9 @@ def check_dataset(dataset: Any, data_format: DataFormat | str) -> Any:
         )
     kinds: dict[str, tuple[str, int]] = {}
     for column in (c for c in ("prompt", "chosen", "rejected", "completion") if c in columns):
-        _check_text_column(dataset[column], column, name, kinds)
+        _check_text_column(column_values(dataset, column), column, name, kinds)
     if "label" in needed:
-        for row, label in enumerate(dataset["label"]):
+        for row, label in enumerate(column_values(dataset, "label")):
             if not isinstance(label, bool):
                 raise DataError(
                     f"column 'label', row {row}: got {label!r} ({type(label).__name__}); the {name} format "

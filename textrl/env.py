@@ -4,8 +4,10 @@ was tested with. Reads package metadata only; torch is imported just to ask abou
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import re
+import sys
 import warnings
 from importlib import metadata
 
@@ -20,10 +22,45 @@ class UntestedTRLWarning(UserWarning):
     """The installed TRL is outside the range this TextRL release was tested with."""
 
 
+def _key(name: str) -> str:
+    """A distribution name as installers write it into `<name>-<version>.dist-info` (PEP 503 normalized, then '_')."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+@functools.cache
+def _installed() -> tuple[dict[str, str | None], bool]:
+    """Every distribution on sys.path, name -> version read from its `.dist-info` folder's name (None for an
+    `.egg-info` folder, whose name may lack the version), the first one in sys.path order as importlib.metadata
+    finds it; and whether some sys.path entry could not be listed (a zip file), where only importlib.metadata
+    looks."""
+    found: dict[str, str | None] = {}
+    unlisted = False
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            unlisted = unlisted or os.path.isfile(entry)
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                dist, _, release = name[: -len(".dist-info")].partition("-")
+                found.setdefault(_key(dist), release or None)
+            elif name.endswith(".egg-info"):
+                found.setdefault(_key(name[: -len(".egg-info")].split("-")[0]), None)
+    return found, unlisted
+
+
 @functools.cache
 def version(package: str) -> str | None:
-    """The installed version of a distribution, or None (looked up once per process: the manifest, the resume
-    fingerprint and the environment report each ask for the same ones)."""
+    """The installed version of a distribution, or None. One listing of the sys.path folders answers every
+    package (importlib.metadata scans them all again for each name it is asked, about 5 ms per name that is not
+    installed); metadata is read only for a folder whose name lacks the version."""
+    found, unlisted = _installed()
+    key = _key(package)
+    if key not in found and not unlisted:
+        return None
+    if found.get(key):
+        return found[key]
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:

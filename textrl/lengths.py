@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .data_checks import column_values
 from .errors import DataError
 from .spec import Family
 
@@ -52,9 +53,18 @@ def _size(value: Any) -> int:
 
 
 def _counted(values: Sequence[Any], indices: list[int], count: Counter, prompt: bool) -> dict[int, int]:
+    """Token counts of the rows at `indices`; each distinct value is counted once (pairs often share a prompt)."""
     if not indices:
         return {}
-    return dict(zip(indices, count([values[i] for i in indices], prompt), strict=True))
+    distinct: dict[str, Any] = {}
+    keys = []
+    for i in indices:
+        value = values[i]
+        key = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+        distinct.setdefault(key, value)
+        keys.append(key)
+    counts = dict(zip(distinct, count(list(distinct.values()), prompt), strict=True))
+    return {i: counts[key] for i, key in zip(indices, keys, strict=True)}
 
 
 def _rows(rows: list[int]) -> str:
@@ -70,7 +80,7 @@ def check_lengths(
     `family` is the algorithm's `spec.Family` (or its value, e.g. "online").
     """
     columns = list(dataset.column_names)
-    prompts = list(dataset["prompt"]) if "prompt" in columns else [""] * len(dataset)
+    prompts = column_values(dataset, "prompt") if "prompt" in columns else [""] * len(dataset)
     notes: list[str] = []
     family = Family(family)
     if family is Family.ONLINE:
@@ -101,7 +111,7 @@ def check_lengths(
     if not known:
         return notes
     limit, which = min(known)
-    completions = {c: list(dataset[c]) for c in ("chosen", "rejected", "completion") if c in columns}
+    completions = {c: column_values(dataset, c) for c in ("chosen", "rejected", "completion") if c in columns}
     sizes = [
         _size(prompts[i]) + max((_size(values[i]) for values in completions.values()), default=0) + 4
         for i in range(len(prompts))

@@ -75,3 +75,42 @@ def test_env_prints_the_version_set(tmp_path: Path) -> None:
 def test_print_schema_is_the_generated_schema() -> None:
     done = subprocess.run([str(BIN / "textrl-train"), "--print-schema"], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == json.loads((ROOT / "generated/schema/textrl.schema.json").read_text())
+
+
+def test_version_agrees_with_importlib_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One listing of sys.path answers every name as importlib.metadata would, in any spelling, None when absent."""
+    import textrl.env as env
+
+    names = [*env.PACKAGES, "PyYAML", "pyyaml", "typing-extensions", "typing_extensions", "huggingface-hub",
+             "Jinja2", "no-such-distribution"]  # fmt: skip
+    env.version.cache_clear()
+    env._installed.cache_clear()
+    for name in names:
+        try:
+            expected: str | None = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert env.version(name) == expected, name
+
+
+def test_version_takes_the_first_on_sys_path_and_reads_egg_info(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A folder ahead on sys.path shadows the installed release (the TRL-release legs of scripts/test.sh put one
+    there); an .egg-info folder, whose name lacks the version, is read through its metadata."""
+    front = tmp_path / "front"
+    (front / "trl-1.13.0.dist-info").mkdir(parents=True)
+    (front / "trl-1.13.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: trl\nVersion: 1.13.0\n")
+    (front / "Old_Pkg.egg-info").mkdir()
+    (front / "Old_Pkg.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: old-pkg\nVersion: 0.3\n")
+    import textrl.env as env
+
+    monkeypatch.setattr(sys, "path", [str(front), *sys.path])
+    env.version.cache_clear()
+    env._installed.cache_clear()
+    try:
+        assert env.version("trl") == "1.13.0" == metadata.version("trl")
+        assert env.version("old-pkg") == "0.3"
+    finally:  # the next caller lists the real sys.path again
+        env.version.cache_clear()
+        env._installed.cache_clear()

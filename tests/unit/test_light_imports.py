@@ -52,3 +52,15 @@ def test_help_does_not_import_torch(main: str, shown: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().endswith("[]"), done.stdout
     assert shown in done.stdout
+
+
+def test_each_trainer_imports_only_its_own_module() -> None:
+    """A DPO script imports PreferenceTrainer alone: the online trainer's reward machinery stays unloaded (a cost
+    of every run's start-up, bench/results.md's whole-process rows)."""
+    code = (
+        "import sys\nfrom textrl import PreferenceTrainer\n"
+        "print(sorted(m for m in ('textrl.trainers.online', 'textrl.trainers.reward_adapters', "
+        "'textrl.trainers.reward_model', 'textrl.trainers.preference') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['textrl.trainers.preference']", done.stdout + done.stderr

@@ -1,22 +1,45 @@
 """The three TextRL trainers; each validates, builds the TRL config with the generated builder, and hands off to TRL.
 
-Which trainer trains which algorithm family is the spec's `Family.trainer`; `trainer_for` reads it.
+Which trainer trains which algorithm family is the spec's `Family.trainer`; `trainer_for` reads it. Each trainer's
+module is imported when first asked for, so a DPO run does not import the online trainer's reward machinery.
 """
 
-from ..spec import Family
-from .base import TextRLTrainer
-from .online import OnlineTrainer
-from .preference import PreferenceTrainer
-from .reward_model import RewardModelTrainer
+from __future__ import annotations
 
-TRAINERS: dict[str, type[TextRLTrainer]] = {
-    cls.__name__: cls for cls in (OnlineTrainer, PreferenceTrainer, RewardModelTrainer)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..spec import Family
+
+if TYPE_CHECKING:
+    from .base import TextRLTrainer
+    from .online import OnlineTrainer
+    from .preference import PreferenceTrainer
+    from .reward_model import RewardModelTrainer
+
+_MODULES = {
+    "TextRLTrainer": "base",
+    "OnlineTrainer": "online",
+    "PreferenceTrainer": "preference",
+    "RewardModelTrainer": "reward_model",
 }
+NAMES = ("OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer")
+"""The TextRL trainer classes, by name (what `Family.trainer` says)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    if name == "TRAINERS":
+        return {n: __getattr__(n) for n in NAMES}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def trainer_for(family: Family) -> type[TextRLTrainer]:
     """The TextRL trainer class for an algorithm family (`TextRLConfig.algorithm().family`)."""
-    return TRAINERS[family.trainer]
+    cls: type[TextRLTrainer] = __getattr__(family.trainer)
+    return cls
 
 
-__all__ = ["TRAINERS", "OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer", "TextRLTrainer", "trainer_for"]
+__all__ = ["NAMES", "TRAINERS", "OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer", "TextRLTrainer",
+           "trainer_for"]  # fmt: skip
