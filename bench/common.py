@@ -89,6 +89,7 @@ def run_training(tiny: str, mode: str, algo: str, *options: str) -> dict[str, An
         if done.returncode != 0:
             raise SystemExit(f"bench/training.py {mode} {algo} {' '.join(options)} failed:\n{done.stderr[-3000:]}")
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    result["textrl_lines"] = [line for line in done.stderr.splitlines() if line.startswith("textrl:")]
     return result
 
 

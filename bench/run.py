@@ -149,7 +149,7 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="Only the reference-cache sweep, rewritten in --output.")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
-    reps, steps, runs = (1, 8, 2) if args.quick else (5, 20, 5)
+    reps, steps, runs = (1, 8, 2) if args.quick else (9, 20, 5)
     where = machine()
     byte_compile()
     sys.path.insert(0, str(ROOT))

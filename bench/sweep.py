@@ -32,6 +32,10 @@ def _run(model: str, way: str, beta: float, cache: Path, base: list[str]) -> dic
     start = time.perf_counter()
     result = run_training(model, mode, "dpo", *base, "--beta", str(beta), *extra[way])
     result["process_s"] = time.perf_counter() - start
+    hit = any("read from the reference cache" in line for line in result["textrl_lines"])
+    print(f"sweep: beta {beta}, {way}: {result['process_s']:.1f} s ({result['total_s']:.1f} s inside the process, "
+          f"{result['per_step_s']:.2f} s/step{', cache hit' if hit else ''})", file=sys.stderr)  # fmt: skip
+    result["hit"] = hit
     return result
 
 
@@ -53,6 +57,8 @@ def rows(
         return sum(r["process_s"] for r in runs[way])
 
     warm = runs["textrl-cache"][1:]  # the first run filled the cache
+    if runs["textrl-cache"][0]["hit"] or not all(r["hit"] for r in warm):
+        raise SystemExit("sweep: the first TextRL run must fill the cache and every later one read it; see above")
     step = statistics.median(r["per_step_s"] for r in warm)
     trl_step = statistics.median(r["per_step_s"] for r in runs["trl"])
     pre_step = statistics.median(r["per_step_s"] for r in runs["trl-precompute"])
