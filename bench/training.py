@@ -145,7 +145,7 @@ def main() -> None:
 def pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.chat:
         return chat_pairs(args.pairs)
-    return list(long_pairs(args.pairs)) if args.pairs else PAIRS * 16
+    return long_pairs(args.pairs) if args.pairs else PAIRS * 16
 
 
 def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:

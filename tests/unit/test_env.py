@@ -77,7 +77,7 @@ def test_print_schema_is_the_generated_schema() -> None:
     assert json.loads(done.stdout) == json.loads((ROOT / "generated/schema/textrl.schema.json").read_text())
 
 
-def test_version_agrees_with_importlib_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_version_agrees_with_importlib_metadata() -> None:
     """One listing of sys.path answers every name as importlib.metadata would, in any spelling, None when absent."""
     import textrl.env as env
 

@@ -23,15 +23,13 @@ _MODULES = {
     "PreferenceTrainer": "preference",
     "RewardModelTrainer": "reward_model",
 }
-NAMES = ("OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer")
-"""The TextRL trainer classes, by name (what `Family.trainer` says)."""
 
 
 def __getattr__(name: str) -> Any:
     if name in _MODULES:
         return getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
-    if name == "TRAINERS":
-        return {n: __getattr__(n) for n in NAMES}
+    if name == "TRAINERS":  # every trainer a family names, in the spec's order
+        return {n: __getattr__(n) for n in dict.fromkeys(f.trainer for f in Family)}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -41,5 +39,4 @@ def trainer_for(family: Family) -> type[TextRLTrainer]:
     return cls
 
 
-__all__ = ["NAMES", "TRAINERS", "OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer", "TextRLTrainer",
-           "trainer_for"]  # fmt: skip
+__all__ = ["TRAINERS", "OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer", "TextRLTrainer", "trainer_for"]
