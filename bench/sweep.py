@@ -7,7 +7,7 @@ fresh process, three ways:
   tokenized data; for in-memory data, as here, that is a temporary folder per process, so each run computes it).
 
 The runs of a beta are taken one after another, the three ways in rotating order, so that background load on a
-shared machine falls on all of them. Whole-process wall time (imports and model load included) is what a sweep
+shared machine falls on all of them; an untimed run before them reads the libraries and weights into the disk cache. Whole-process wall time (imports and model load included) is what a sweep
 costs. Used by `bench/run.py --sweep`.
 """
 
@@ -47,6 +47,11 @@ def rows(
     base = ["--pairs", str(pairs), "--steps", str(steps), "--warmup", "1", "--max-length", str(max_length),
             "--learning-rate", "5e-6", "--threads", str(threads), *(["--chat"] if chat else [])]  # fmt: skip
     runs: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
+    # Untimed: the first process may read torch, TRL and the weights from disk cold, and the order below would put
+    # that on TextRL's filling run alone. (A filling run took 99 s as a sweep's first process, against 82-88 s for
+    # TRL's precompute runs; alternated with them later, 71-75 s against 72-74 s.)
+    print("sweep: warming the disk cache (untimed)", file=sys.stderr)
+    run_training(model, "textrl", "dpo", "--pairs", "16", "--steps", "3", *base[4:])
     with tempfile.TemporaryDirectory() as cache:
         for i, beta in enumerate(BETAS):
             for way in WAYS[i % 3 :] + WAYS[: i % 3]:
