@@ -7,8 +7,9 @@ fresh process, three ways:
   tokenized data; for in-memory data, as here, that is a temporary folder per process, so each run computes it).
 
 The runs of a beta are taken one after another, the three ways in rotating order, so that background load on a
-shared machine falls on all of them; an untimed run before them reads the libraries and weights into the disk cache. Whole-process wall time (imports and model load included) is what a sweep
-costs. Used by `bench/run.py --sweep`.
+shared machine falls on all of them; an untimed run before them reads the libraries and weights into the disk
+cache. Whole-process wall time (imports and model load included) is what a sweep costs. Used by
+`bench/run.py --sweep`.
 """
 
 from __future__ import annotations

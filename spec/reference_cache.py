@@ -8,7 +8,8 @@ The reference cache (option `reference_cache`) keys each stored set of log-proba
   template, max_length and truncation are all in it), of the TRL fields named here as TRL resolved them, and of the
   TRL version;
 - **before anything loads** (the dry run's forecast): the options named here, the `model` section, the model
-  folder's files (names, sizes, modification times), the datasets' rows and the TRL version.
+  folder's files (names, sizes, modification times), the datasets' rows and the TRL version; with a LoRA adapter
+  also the seed, which its initial weights (and TRL's reference copy of them) are drawn from.
 
 An option left out of both lists cannot change a reference log-probability: the loss and its weights (beta,
 loss_type of the DPO family, label smoothing), the optimizer and its schedule, the run's length, logging, saving,

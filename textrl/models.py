@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -184,6 +186,22 @@ def builtin_model(name: str, gguf_file: str | None = None) -> str:
     return str(build_tiny_model(path, reward=name == TINY_REWARD))
 
 
+@contextmanager
+def seeded(seed: int | None) -> Iterator[None]:
+    """Inside, torch's CPU generator draws from `seed`, as after TRL's `set_seed(args.seed)`; outside, it is where it
+    was before. PEFT creates and initialises an adapter's weights on the CPU before moving them to the base layer's
+    device, and transformers initialises a new head of a model loaded on the CPU. No GPU is touched: a GPU's
+    generator would need a context on it (every visible GPU, in each process of a multi-GPU launch)."""
+    if seed is None:
+        yield
+        return
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(seed)
+        yield
+
+
 def load_model(
     name_or_path: str,
     peft: dict[str, Any] | None = None,
@@ -196,6 +214,7 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
     gguf_file: str | None = None,
+    seed: int | None = 42,
 ) -> tuple[Any, Any, Any]:
     """Load `(policy, tokenizer, ref_or_None)` from a hub id, a local folder, a `.gguf` file, or a built-in model:
     `textrl:tiny` (offline demo model) or `textrl:smollm2` (SmolLM2-135M-Instruct, fetched once).
@@ -207,6 +226,10 @@ def load_model(
     - `task="auto"` loads a sequence-classification head (one label) for classifier or encoder checkpoints,
       for use as a reward model; force it with `task="reward"`.
     - A tokenizer without a pad token gets its eos token as pad.
+    - What is drawn at random while loading (a LoRA adapter's initial weights, a new reward head) comes from `seed`
+      (42, the config's default seed; textrl-train passes the config's), as TRL's trainers draw them after
+      `set_seed(args.seed)`: two loads give the same starting weights, so runs repeat and the reference cache
+      recognises them. The caller's random state is left as it was. `seed=None` draws from it instead.
     - DeepSpeed ZeRO-3: build the TRL config first (`textrl.trl_build.build_trl_config(cfg)`) and keep a reference
       to it while loading, so that from_pretrained partitions the weights as they load (textrl-train does this).
     - A GGUF checkpoint (`"model.gguf"`, or a folder with `gguf_file="model.Q4_1.gguf"`) is dequantized once into a
@@ -245,7 +268,8 @@ def load_model(
     auto = AutoModelForSequenceClassification if task == "reward" else AutoModelForCausalLM
     if task == "reward":
         kwargs["num_labels"] = 1
-    model = auto.from_pretrained(name_or_path, **kwargs)
+    with seeded(seed):
+        model = auto.from_pretrained(name_or_path, **kwargs)
     if task == "reward" and model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
     if quant is not None:
@@ -257,7 +281,8 @@ def load_model(
         from peft import get_peft_model
 
         config = lora_config(section, "SEQ_CLS" if task == "reward" else "CAUSAL_LM")
-        model = get_peft_model(model, config, revision=revision)
+        with seeded(seed):
+            model = get_peft_model(model, config, revision=revision)
     elif load_ref and task != "reward":
         ref = auto.from_pretrained(name_or_path, **kwargs).eval()
         ref.requires_grad_(False)
@@ -265,10 +290,15 @@ def load_model(
 
 
 def load_section(
-    section: Any, *, load_ref: bool = True, task: Task = "auto", torch_dtype: str | None = None
+    section: Any,
+    *,
+    load_ref: bool = True,
+    task: Task = "auto",
+    torch_dtype: str | None = None,
+    seed: int | None = 42,
 ) -> tuple[Any, Any, Any]:
     """`load_model` for a config's `model:` section (name, peft, quantization, dtype, attention, revision, remote
-    code), as textrl-train loads it; `torch_dtype` applies when the section sets none."""
+    code), as textrl-train loads it; `torch_dtype` applies when the section sets none, `seed` is the run's."""
     return load_model(
         section.name,
         peft=section.peft.model_dump() if section.peft else None,
@@ -280,4 +310,5 @@ def load_section(
         revision=section.revision,
         trust_remote_code=section.trust_remote_code,
         gguf_file=section.gguf_file,
+        seed=seed,
     )

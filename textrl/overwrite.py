@@ -92,16 +92,22 @@ def _inside(child: Path, parent: Path) -> bool:
 
 
 def _nested_outputs(folder: Path) -> list[Path]:
-    """Training runs, adapters and merged models below `folder` (not `folder` itself)."""
-    marks = (MANIFEST, MERGE_RECORD, "adapter_config.json")
+    """Training runs, adapters and merged models below `folder` (not `folder` itself). A run's own extra adapters
+    are not among them: PEFT saves each adapter but "default" into a subfolder named after it (TRL gives a LoRA
+    policy passed to DPO or KTO a frozen "ref" copy, saved as `ref/`)."""
+    run = (folder / MANIFEST).is_file()
     found = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         here = Path(root)
         if here == folder or here.name.startswith("checkpoint-") or here.parent.name == ".textrl-partial":
             continue  # a run's own checkpoints and staging hold adapter files too
-        if any(m in files for m in marks):
+        if MANIFEST in files or MERGE_RECORD in files:
             found.append(here)
+            dirs.clear()
+        elif "adapter_config.json" in files:
+            if not (run and here.parent == folder):
+                found.append(here)
             dirs.clear()
     return found
 

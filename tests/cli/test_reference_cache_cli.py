@@ -57,6 +57,21 @@ def test_dry_run_forecast_and_a_run_without_a_reference_copy(cli, tmp_path: Path
     assert "read from the reference cache" in rerun.stderr and "the reference model does not run" in rerun.stderr
 
 
+def test_a_lora_run_in_a_new_process_reads_what_the_last_one_stored(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each process draws the LoRA adapter from the run's seed, so the reference weights (and the cache key) are
+    the same in the next process."""
+    config = _pairs(tmp_path)
+    lora = 'model: {name: "textrl:tiny", peft: {type: lora, r: 4, target_modules: [q_proj, v_proj]}}'
+    text = config.read_text().replace('model: {name: "textrl:tiny"}', lora).replace("max_steps: 2", "max_steps: 4")
+    config.write_text(text, encoding="utf-8")  # 4 steps of 4: every row once, so auto fills the cache
+    first = cli("textrl-train", "--config", str(config))
+    assert first.returncode == 0, first.stderr
+    assert "reference log-probs of the train set stored in" in first.stderr
+    second = cli("textrl-train", "--config", str(config), "--overwrite", "--beta", "0.5")
+    assert second.returncode == 0, second.stderr
+    assert "read from the reference cache" in second.stderr
+
+
 def _pairs(tmp_path: Path) -> Path:
     rows = [{"prompt": f"Repeat: {w} ->", "chosen": f" {w}", "rejected": f" {WORDS[(i + 3) % 8]}"}
             for i, w in enumerate(WORDS * 2)]  # fmt: skip

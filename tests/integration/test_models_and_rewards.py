@@ -26,6 +26,35 @@ def test_lora_policy_has_no_reference(tiny: Path) -> None:
     assert model.peft_config["default"].lora_alpha == 8  # None means 2 x r
 
 
+def test_random_starting_weights_come_from_the_seed(tiny: Path) -> None:
+    """A LoRA adapter's A matrices and a new reward head are drawn at random. Two loads with the same seed give the
+    same weights whatever the caller's random state (as two TRL runs with the same args.seed do, and as the
+    reference cache needs to recognise the second run); another seed gives others; the caller's state is untouched."""
+    import torch
+
+    lora = {"type": "lora", "r": 4, "target_modules": ["q_proj", "v_proj"]}
+
+    def adapter(seed: int) -> dict[str, Any]:
+        model, _, _ = load_model(str(tiny), peft=lora, seed=seed)
+        return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+    torch.manual_seed(1)
+    before = torch.get_rng_state()
+    first = adapter(7)
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.rand(1000)  # the state another process would be in
+    second, other = adapter(7), adapter(8)
+    assert first.keys() == second.keys() and any("lora_A" in n for n in first)
+    assert all(torch.equal(first[n], second[n]) for n in first)
+    assert any(not torch.equal(first[n], other[n]) for n in first if "lora_A" in n)
+
+    def head(seed: int) -> Any:
+        model, _, _ = load_model(str(tiny), load_ref=False, task="reward", seed=seed)
+        return model.score.weight.detach().clone()
+
+    assert torch.equal(head(7), head(7)) and not torch.equal(head(7), head(8))
+
+
 def test_full_policy_gets_a_frozen_reference(tiny: Path) -> None:
     model, _, ref = load_model(str(tiny))
     assert ref is not None and not ref.training and not any(p.requires_grad for p in ref.parameters())

@@ -94,6 +94,38 @@ def test_cached_run_logs_what_an_uncached_run_logs(
     assert "precompute_ref_log_probs" in json.dumps(manifest)
 
 
+def test_lora_runs_share_the_cache(tiny: Path, tmp_path: Path, counted: dict[str, int]) -> None:
+    """A LoRA policy's reference pass runs TRL's frozen copy of the fresh adapter (B = 0, so the base model). Runs
+    load the adapter from the same seed whatever state the process's random generator is in, so a later run (here
+    another beta) hits, and its logs equal an uncached run's."""
+    import torch
+
+    cache = tmp_path / "cache"
+    lora = {"type": "lora", "r": 4, "target_modules": ["q_proj", "v_proj"]}
+
+    def trainer(name: str, process: int, **options: Any) -> PreferenceTrainer:
+        torch.manual_seed(process)  # a fresh process's random state
+        model, tok, ref = load_model(str(tiny), peft=lora)
+        assert ref is None
+        cfg = TextRLConfig(algo="dpo", output_dir=str(tmp_path / name), reference_cache_dir=str(cache),
+                           **(COMMON | options))  # fmt: skip
+        return PreferenceTrainer(model=model, tokenizer=tok, train_dataset=from_list(rows_for(cfg.algorithm().data_format, 16)), config=cfg)  # fmt: skip
+
+    without = _logs(trainer("off", 1, reference_cache="off"))
+    counted["n"] = 0
+    filling = trainer("miss", 2, reference_cache="on")
+    assert counted["n"] > 0 and filling.reference_cache_used == {"train": False}
+    missed = _logs(filling)
+    counted["n"] = 0
+    reading = trainer("hit", 3, beta=0.3)
+    assert reading.reference_cache.hit and reading.reference_cache_used == {"train": True} and counted["n"] == 0
+    _logs(reading)
+    again = trainer("hit-same-beta", 4)
+    assert again.reference_cache_used == {"train": True}
+    _same(without, missed)
+    _same(without, _logs(again))
+
+
 def test_a_change_to_what_the_reference_reads_misses(tiny: Path, tmp_path: Path, counted: dict[str, int]) -> None:
     """Loss settings reuse the entry; max_length, a changed row, other reference weights and (KTO) the batch its KL
     term pairs in do not."""

@@ -76,6 +76,25 @@ def test_refusals_name_what_would_be_destroyed(project: Path, make, target: str,
     assert files(project) == before
 
 
+def test_a_lora_run_keeps_its_own_extra_adapter_replaceable(project: Path) -> None:
+    """PEFT saves every adapter but "default" into a subfolder named after it: a LoRA DPO run leaves TRL's frozen
+    `ref/` copy. That is part of the run; an adapter folder below a folder that is not a run, or deeper, is not."""
+    run = run_folder(project / "out" / "lora")
+    (run / "ref").mkdir()
+    (run / "ref" / "adapter_config.json").write_text("{}")
+    check_replaceable(Path("out/lora"), [], kind="run", field="output_dir")
+    (run / "ref" / "deeper").mkdir()
+    (run / "ref" / "deeper" / "adapter_config.json").write_text("{}")
+    check_replaceable(Path("out/lora"), [], kind="run", field="output_dir")  # inside the run's own adapter
+    with pytest.raises(ConfigError, match=r"which holds other outputs \(.*out/lora\)"):
+        check_replaceable(Path("out"), [], kind="run", field="output_dir")
+    loose = project / "adapters"
+    (loose / "mine").mkdir(parents=True)
+    (loose / "mine" / "adapter_config.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"which holds other outputs \(.*adapters/mine\)"):
+        check_replaceable(Path("adapters"), [], kind="run", field="output_dir")
+
+
 def test_a_merge_replaces_only_an_earlier_merge(project: Path) -> None:
     earlier = model_folder(project / "merged")
     with pytest.raises(ConfigError, match=r"merged is not an earlier merged model \(no textrl_merge\.json"):

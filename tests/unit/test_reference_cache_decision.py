@@ -70,6 +70,17 @@ def test_the_forecast_key_follows_what_the_reference_reads(tmp_path: Path) -> No
     assert forecast_key(_cfg(tmp_path), {"train": PAIRS}) != base
 
 
+def test_a_lora_forecast_follows_the_seed(tmp_path: Path) -> None:
+    """A LoRA policy's reference pass runs TRL's copy of the adapter, whose weights are drawn from the seed (the
+    weights key changes with it); a full fine-tuning run's reference is the loaded checkpoint, whatever the seed."""
+    model = str(tmp_path / "model")
+    lora = {"model": {"name": model, "peft": {"type": "lora", "r": 4}}}
+    base = forecast_key(_cfg(tmp_path, **lora), {"train": PAIRS})
+    assert forecast_key(_cfg(tmp_path, **lora, beta=0.5), {"train": PAIRS}) == base
+    assert forecast_key(_cfg(tmp_path, **lora, seed=3), {"train": PAIRS}) != base
+    assert forecast_key(_cfg(tmp_path, seed=3), {"train": PAIRS}) == forecast_key(_cfg(tmp_path), {"train": PAIRS})
+
+
 def test_rows_digest_is_the_same_for_plain_rows_and_a_dataset() -> None:
     """The dry run reads a JSONL file as plain rows, the run as a datasets.Dataset (which fills missing keys)."""
     from datasets import Dataset

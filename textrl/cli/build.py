@@ -48,7 +48,11 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     # with the reference cache the reference log-probs come from the cache or from the policy's initial weights
     loads_reference = family.reference is Reference.LOADED and not decide(cfg, train, evaluation, processes()).active
     model, tokenizer, ref = load_section(
-        model_section, torch_dtype="float32" if mixed else None, load_ref=loads_reference, task=family.model_task
+        model_section,
+        torch_dtype="float32" if mixed else None,
+        load_ref=loads_reference,
+        task=family.model_task,
+        seed=getattr(cfg, "seed", 42),  # a field of every generated class, not of the base
     )
     extra: dict[str, Any] = {"reward": reward} if family.needs_reward else {"ref_model": ref} if loads_reference else {}
     return trainer_for(family)(

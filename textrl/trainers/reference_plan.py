@@ -101,6 +101,8 @@ def forecast_key(cfg: Any, datasets: dict[str, Any]) -> str:
 
     names = REFERENCE_PASS_FIELDS + (BATCH_PAIRED_FIELDS if family is Family.BINARY else ())
     model = getattr(cfg, "model", None)
+    if model is not None and model.peft is not None:  # TRL's reference copy of the adapter is drawn from the seed
+        names += ("seed",)
     return digest_of(
         {
             "format": FORMAT,
