@@ -14,6 +14,7 @@ from .rules import (
     GENERATION_BATCH,
     NO_LORA_ON_HEAD,
     REF_SYNC_NOT_PRECOMPUTED,
+    REFERENCE_CACHE_WHOLE_WEIGHTS,
     VLLM_SETTINGS_NEED_VLLM,
     pairwise_rules,
 )
@@ -69,7 +70,7 @@ REINFORCE_PP = Algorithm(
 _PAIR_BASE = (*COMMON, pref.BETA_DPO, pref.MAX_LENGTH, pref.PADDING_FREE, pref.LD_ALPHA,
               *pref.REFERENCE)  # fmt: skip
 _F_DIV = (pref.F_DIVERGENCE_TYPE, pref.F_ALPHA_DIVERGENCE_COEF)
-_PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED)
+_PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, REFERENCE_CACHE_WHOLE_WEIGHTS)
 _DPO_TRAINER = {"trl_trainer": "trl.DPOTrainer", "trl_config": "trl.DPOConfig", "family": Family.PAIRWISE,
                 "data_format": PAIRWISE}  # fmt: skip
 
@@ -158,7 +159,7 @@ KTO = Algorithm(
     trl_trainer="trl.KTOTrainer", trl_config="trl.KTOConfig", data_format=BINARY,
     options=(*COMMON, pref.BETA_DPO, pref.KTO_LOSS_TYPE, pref.DESIRABLE_WEIGHT, pref.UNDESIRABLE_WEIGHT,
              pref.MAX_LENGTH, *pref.REFERENCE, *SECTIONS),
-    rules=(*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED),
+    rules=(*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, REFERENCE_CACHE_WHOLE_WEIGHTS),
     paper=_hf("2402.01306", "KTO: Model Alignment as Prospect Theoretic Optimization"),
 )  # fmt: skip
 

@@ -75,11 +75,33 @@ REF_SYNC_NOT_PRECOMPUTED = Rule(
 )
 
 
+def _zero3(cfg: Mapping[str, Any]) -> bool:
+    distributed = cfg.get("distributed")
+    return getattr(distributed, "strategy", None) == "deepspeed" and getattr(distributed, "zero_stage", None) == 3
+
+
+def _reference_cache_whole_weights(cfg: Mapping[str, Any]) -> str | None:
+    if cfg.get("reference_cache") == "on" and _zero3(cfg):
+        return (
+            "reference_cache='on' with distributed.zero_stage=3: ZeRO-3 partitions the weights as they load, so no "
+            "process holds the reference weights the cache key must fingerprint, and a key without them could hand "
+            "one checkpoint's log-probabilities to another of the same architecture. Fix: set reference_cache: "
+            "auto (it stays off with ZeRO-3; precompute_ref_log_probs still works) or off, or use zero_stage 2."
+        )
+    return None
+
+
+REFERENCE_CACHE_WHOLE_WEIGHTS = Rule(
+    name="reference_cache_whole_weights",
+    fields=("reference_cache", "distributed"),
+    description="reference_cache: on is not combined with DeepSpeed ZeRO-3 (its weights cannot be fingerprinted).",
+    check=_reference_cache_whole_weights,
+)
+
+
 def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
-    distributed, model = cfg.get("distributed"), cfg.get("model")
-    quantization = getattr(model, "quantization", None)
-    zero3 = getattr(distributed, "strategy", None) == "deepspeed" and getattr(distributed, "zero_stage", None) == 3
-    if zero3 and quantization:
+    quantization = getattr(cfg.get("model"), "quantization", None)
+    if _zero3(cfg) and quantization:
         return (
             f"distributed.zero_stage=3 with model.quantization={quantization!r}: ZeRO-3 partitions every parameter "
             f"across the processes, and bitsandbytes {quantization} weights cannot be partitioned that way. Fix: use "

@@ -126,6 +126,18 @@ def test_lora_runs_share_the_cache(tiny: Path, tmp_path: Path, counted: dict[str
     _same(without, _logs(again))
 
 
+def test_partitioned_weights_are_refused(tiny: Path) -> None:
+    """Under DeepSpeed ZeRO-3 a parameter holds an empty tensor and carries `ds_id`; TRL's hash of such a model
+    names only its architecture. DeepSpeed cannot run on this CPU machine, so the mark is set by hand."""
+    from textrl.trainers.reference_cache import require_whole_weights
+
+    model, _, _ = load_model(str(tiny), load_ref=False)
+    require_whole_weights(model)
+    next(model.parameters()).ds_id = 0
+    with pytest.raises(RuntimeError, match=r"partitioned by DeepSpeed ZeRO-3.* Fix: set reference_cache: off"):
+        require_whole_weights(model)
+
+
 def test_a_change_to_what_the_reference_reads_misses(tiny: Path, tmp_path: Path, counted: dict[str, int]) -> None:
     """Loss settings reuse the entry; max_length, a changed row, other reference weights and (KTO) the batch its KL
     term pairs in do not."""

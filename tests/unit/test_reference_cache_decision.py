@@ -57,6 +57,18 @@ def test_sync_ref_model_with_the_cache_on_is_refused(tmp_path: Path) -> None:
         _cfg(tmp_path, reference_cache="sometimes")
 
 
+def test_zero3_keeps_the_cache_off(tmp_path: Path) -> None:
+    """ZeRO-3 partitions the weights as they load, so the key could not fingerprint them: auto stays off, on is
+    refused before anything loads; ZeRO-2 loads them whole."""
+    zero3 = {"distributed": {"strategy": "deepspeed", "zero_stage": 3}}
+    off = decide(_cfg(tmp_path, **zero3), PAIRS, None, 2)
+    assert not off.active and "ZeRO-3 partitions the weights" in off.reason
+    with pytest.raises(ConfigError, match=r"reference_cache='on' with distributed\.zero_stage=3: .* Fix: set "
+                                          r"reference_cache: auto"):  # fmt: skip
+        _cfg(tmp_path, **zero3, reference_cache="on")
+    assert decide(_cfg(tmp_path, distributed={"strategy": "deepspeed", "zero_stage": 2}), PAIRS, None, 2).active
+
+
 def test_the_forecast_key_follows_what_the_reference_reads(tmp_path: Path) -> None:
     base = forecast_key(_cfg(tmp_path), {"train": PAIRS})
     for same in ({"beta": 0.5}, {"loss_type": "ipo"}, {"learning_rate": 1e-6}, {"max_steps": 40}, {"seed": 3}):

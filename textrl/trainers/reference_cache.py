@@ -58,10 +58,24 @@ def tokenized_digest(dataset: Any) -> str:
     return digest.hexdigest()
 
 
+def require_whole_weights(model: Any) -> None:
+    """Refuse a model whose parameters DeepSpeed ZeRO-3 has partitioned: each process then holds empty tensors
+    where the weights were, and TRL's `hash_module` of them names only the architecture, so two checkpoints of
+    one architecture would share a key. (textrl-train and `decide` keep the cache off with ZeRO-3; this catches a
+    model partitioned some other way.)"""
+    if any(hasattr(p, "ds_id") for p in model.parameters()):
+        raise RuntimeError(
+            "reference cache: the reference weights are partitioned by DeepSpeed ZeRO-3, so they cannot be "
+            "fingerprinted, and a key without them could serve another checkpoint's log-probabilities. Fix: set "
+            "reference_cache: off (precompute_ref_log_probs still works), or load the model whole (ZeRO-2)."
+        )
+
+
 def exact_key(trainer: Any, dataset: Any, batch_size: int) -> tuple[str, dict[str, Any]]:
     """The key of one dataset's reference log-probs inside a TRL trainer: the reference weights (TRL's
     `hash_module`), the tokenized rows, the reference-pass fields as TRL resolved them, the TRL version; for KTO
     also the batch its KL term pairs within."""
+    require_whole_weights(trainer.ref_model or trainer.model)
     weights = getattr(trainer, "_precompute_model_hash", None)
     if weights is None:
         from trl.trainer.utils import hash_module
