@@ -5,10 +5,11 @@ The reference cache (option `reference_cache`) keys each stored set of log-proba
 
 - **when the run starts** (exact, authoritative): a SHA-256 of the reference weights as loaded (TRL's own
   `hash_module`, dtype included), of the tokenized rows the reference pass reads (token ids, so the rows, the chat
-  template, max_length and truncation are all in it), of the TRL fields named here as TRL resolved them, and of the
-  TRL version;
+  template, max_length and truncation are all in it), of the TRL fields named here as TRL resolved them, of the
+  model's attention implementation, and of the TRL, transformers and PEFT releases (a transformers release can
+  change a model's forward);
 - **before anything loads** (the dry run's forecast): the options named here, the `model` section, the model
-  folder's files (names, sizes, modification times), the datasets' rows and the TRL version; with a LoRA adapter
+  folder's files (names, sizes, modification times), the datasets' rows and those releases; with a LoRA adapter
   also the seed, which its initial weights (and TRL's reference copy of them) are drawn from.
 
 An option left out of both lists cannot change a reference log-probability: the loss and its weights (beta,

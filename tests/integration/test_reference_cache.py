@@ -138,9 +138,11 @@ def test_partitioned_weights_are_refused(tiny: Path) -> None:
         require_whole_weights(model)
 
 
-def test_a_change_to_what_the_reference_reads_misses(tiny: Path, tmp_path: Path, counted: dict[str, int]) -> None:
-    """Loss settings reuse the entry; max_length, a changed row, other reference weights and (KTO) the batch its KL
-    term pairs in do not."""
+def test_a_change_to_what_the_reference_reads_misses(
+    tiny: Path, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loss settings reuse the entry; max_length, a changed row, other reference weights, another transformers
+    release, another attention implementation and (KTO) the batch its KL term pairs in do not."""
     cache = tmp_path / "cache"
     _trainer(tiny, tmp_path / "a", cache, reference_cache="on")
     first = counted["n"]
@@ -165,6 +167,16 @@ def test_a_change_to_what_the_reference_reads_misses(tiny: Path, tmp_path: Path,
     with torch.no_grad():
         next(policy.parameters()).add_(1e-3)
     assert misses(model=policy)
+
+    eager, _, _ = load_model(str(tiny), load_ref=False, attn_implementation="eager")
+    assert eager.config._attn_implementation == "eager"
+    assert misses(model=eager)
+    from textrl.trainers import reference_cache
+
+    released = reference_cache.libraries()
+    monkeypatch.setattr(reference_cache, "libraries", lambda: {**released, "transformers": "99.0"})
+    assert misses()
+    monkeypatch.undo()
 
     kto = _trainer(tiny, tmp_path / "k1", cache, "kto", reference_cache="on")
     assert kto.reference_cache_used == {"train": False}

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.reference_cache import REFERENCE_PASS_FIELDS
-from .reference_plan import FORMAT, digest_of, trl_version
+from .reference_plan import FORMAT, digest_of, libraries
 
 
 def _update(digest: Any, column: Any) -> None:
@@ -85,8 +85,9 @@ def exact_key(trainer: Any, dataset: Any, batch_size: int) -> tuple[str, dict[st
     what: dict[str, Any] = {
         "format": FORMAT,
         "trainer": next(c.__name__ for c in type(trainer).__mro__ if c.__module__.startswith("trl.")),
-        "trl": trl_version(),
+        "libraries": libraries(),
         "weights": weights,
+        "attention": getattr(getattr(trainer.ref_model or trainer.model, "config", None), "_attn_implementation", None),
         "rows": tokenized_digest(dataset),
         "fields": {f: getattr(args, f) for f in REFERENCE_PASS_FIELDS if hasattr(args, f)},
     }

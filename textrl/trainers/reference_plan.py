@@ -17,7 +17,7 @@ from typing import Any
 
 from ..spec.reference_cache import BATCH_PAIRED_FIELDS, FORECAST_SECTIONS, REFERENCE_PASS_FIELDS
 
-FORMAT = 1
+FORMAT = 2
 """Version of the stored layout and of the key; a change makes every older entry a miss."""
 
 
@@ -36,10 +36,12 @@ def digest_of(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def trl_version() -> str:
-    from importlib.metadata import version
+def libraries() -> dict[str, str | None]:
+    """The releases that compute a reference pass: TRL's trainer, transformers' model code (a release can change
+    a model's forward, e.g. its rotary scaling) and PEFT's adapter layers."""
+    from ..env import version
 
-    return version("trl")
+    return {name: version(name) for name in ("trl", "transformers", "peft")}
 
 
 def _model_files(name: str) -> list[Any]:
@@ -111,7 +113,7 @@ def forecast_key(cfg: Any, datasets: dict[str, Any]) -> str:
             "sections": {n: options.get(n) for n in FORECAST_SECTIONS},
             "model_files": _model_files(model.name) if model is not None else [],
             "rows": {k: rows_digest(d) for k, d in datasets.items() if d is not None},
-            "trl": trl_version(),
+            "libraries": libraries(),
         }
     )
 
