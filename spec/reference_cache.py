@@ -4,13 +4,15 @@ they would come out the same.
 The reference cache (option `reference_cache`) keys each stored set of log-probabilities twice:
 
 - **when the run starts** (exact, authoritative): a SHA-256 of the reference weights as loaded (TRL's own
-  `hash_module`, dtype included), of the tokenized rows the reference pass reads (token ids, so the rows, the chat
+  `hash_module`, dtype included; for a LoRA policy whose fresh adapter adds exactly nothing, the base weights
+  alone, as a full fine-tuning run of the checkpoint has them), of the tokenized rows the reference pass reads (token ids, so the rows, the chat
   template, max_length and truncation are all in it), of the TRL fields named here as TRL resolved them, of the
   model's attention implementation, and of the TRL, transformers and PEFT releases (a transformers release can
   change a model's forward);
 - **before anything loads** (the dry run's forecast): the options named here, the `model` section, the model
-  folder's files (names, sizes, modification times), the datasets' rows and those releases; with a LoRA adapter
-  also the seed, which its initial weights (and TRL's reference copy of them) are drawn from.
+  folder's files (names, sizes, modification times), the datasets' rows and those releases. A plain LoRA adapter
+  is left out (it adds nothing until it trains); one with DoRA or module copies is in, with the seed its initial
+  weights (and TRL's reference copy of them) are drawn from.
 
 An option left out of both lists cannot change a reference log-probability: the loss and its weights (beta,
 loss_type of the DPO family, label smoothing), the optimizer and its schedule, the run's length, logging, saving,

@@ -58,8 +58,8 @@ def test_dry_run_forecast_and_a_run_without_a_reference_copy(cli, tmp_path: Path
 
 
 def test_a_lora_run_in_a_new_process_reads_what_the_last_one_stored(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Each process draws the LoRA adapter from the run's seed, so the reference weights (and the cache key) are
-    the same in the next process."""
+    """The next process's LoRA adapter is drawn afresh; its reference pass is still the base model's, and so is
+    its key."""
     config = _pairs(tmp_path)
     lora = 'model: {name: "textrl:tiny", peft: {type: lora, r: 4, target_modules: [q_proj, v_proj]}}'
     text = config.read_text().replace('model: {name: "textrl:tiny"}', lora).replace("max_steps: 2", "max_steps: 4")

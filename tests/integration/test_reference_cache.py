@@ -94,36 +94,42 @@ def test_cached_run_logs_what_an_uncached_run_logs(
     assert "precompute_ref_log_probs" in json.dumps(manifest)
 
 
-def test_lora_runs_share_the_cache(tiny: Path, tmp_path: Path, counted: dict[str, int]) -> None:
-    """A LoRA policy's reference pass runs TRL's frozen copy of the fresh adapter (B = 0, so the base model). Runs
-    load the adapter from the same seed whatever state the process's random generator is in, so a later run (here
-    another beta) hits, and its logs equal an uncached run's."""
+def test_lora_runs_read_the_base_models_entry(tiny: Path, tmp_path: Path, counted: dict[str, int]) -> None:
+    """A LoRA policy's reference pass runs the base model with TRL's frozen copy of the fresh adapter, whose B is
+    zero, so it is the base model's pass exactly: an entry a full fine-tuning run filled serves LoRA runs of any
+    rank, seed or beta, and their logs equal an uncached LoRA run's. An adapter that already changes the output
+    (B not zero, as a pretrained one's) has entries of its own."""
     import torch
 
     cache = tmp_path / "cache"
-    lora = {"type": "lora", "r": 4, "target_modules": ["q_proj", "v_proj"]}
 
-    def trainer(name: str, process: int, **options: Any) -> PreferenceTrainer:
-        torch.manual_seed(process)  # a fresh process's random state
-        model, tok, ref = load_model(str(tiny), peft=lora)
+    def lora(name: str, r: int = 4, seed: int = 42, nonzero: bool = False, **options: Any) -> PreferenceTrainer:
+        torch.manual_seed(r * 100 + seed)  # a fresh process's random state
+        model, _, ref = load_model(str(tiny), peft={"type": "lora", "r": r, "target_modules": ["q_proj", "v_proj"]},
+                                   seed=seed)  # fmt: skip
         assert ref is None
-        cfg = TextRLConfig(algo="dpo", output_dir=str(tmp_path / name), reference_cache_dir=str(cache),
-                           **(COMMON | options))  # fmt: skip
-        return PreferenceTrainer(model=model, tokenizer=tok, train_dataset=from_list(rows_for(cfg.algorithm().data_format, 16)), config=cfg)  # fmt: skip
+        if nonzero:
+            with torch.no_grad():
+                for param_name, param in model.named_parameters():
+                    if "lora_B" in param_name:
+                        param.fill_(0.01)
+        return _trainer(tiny, tmp_path / name, cache, model=model, **options)
 
-    without = _logs(trainer("off", 1, reference_cache="off"))
+    full = _trainer(tiny, tmp_path / "full", cache, reference_cache="on")
+    assert full.reference_cache_used == {"train": False} and counted["n"] > 0
+    without = _logs(lora("off", reference_cache="off"))
+
     counted["n"] = 0
-    filling = trainer("miss", 2, reference_cache="on")
-    assert counted["n"] > 0 and filling.reference_cache_used == {"train": False}
-    missed = _logs(filling)
-    counted["n"] = 0
-    reading = trainer("hit", 3, beta=0.3)
-    assert reading.reference_cache.hit and reading.reference_cache_used == {"train": True} and counted["n"] == 0
-    _logs(reading)
-    again = trainer("hit-same-beta", 4)
-    assert again.reference_cache_used == {"train": True}
-    _same(without, missed)
-    _same(without, _logs(again))
+    hit = lora("hit", reference_cache="on")
+    assert hit.reference_cache_used == {"train": True} and counted["n"] == 0
+    _same(without, _logs(hit))
+    for r, seed, beta in ((8, 42, 0.1), (4, 7, 0.3)):
+        assert lora(f"r{r}-s{seed}", r, seed, beta=beta).reference_cache_used == {"train": True}, (r, seed)
+    assert counted["n"] == 0
+    assert list((cache / "weights").iterdir())  # the base digest, remembered under TRL's digest of each adapter
+
+    trained = lora("nonzero", nonzero=True, reference_cache="on")
+    assert trained.reference_cache_used == {"train": False} and counted["n"] > 0
 
 
 def test_partitioned_weights_are_refused(tiny: Path) -> None:

@@ -82,15 +82,22 @@ def test_the_forecast_key_follows_what_the_reference_reads(tmp_path: Path) -> No
     assert forecast_key(_cfg(tmp_path), {"train": PAIRS}) != base
 
 
-def test_a_lora_forecast_follows_the_seed(tmp_path: Path) -> None:
-    """A LoRA policy's reference pass runs TRL's copy of the adapter, whose weights are drawn from the seed (the
-    weights key changes with it); a full fine-tuning run's reference is the loaded checkpoint, whatever the seed."""
+def test_a_lora_forecast(tmp_path: Path) -> None:
+    """A fresh plain LoRA adapter adds exactly nothing (B is zero), so its run forecasts the full model's entry
+    whatever its rank or seed; with DoRA or module copies the reference runs TRL's copy of the adapter, drawn from
+    the seed, so the forecast follows the LoRA settings and the seed."""
     model = str(tmp_path / "model")
-    lora = {"model": {"name": model, "peft": {"type": "lora", "r": 4}}}
-    base = forecast_key(_cfg(tmp_path, **lora), {"train": PAIRS})
-    assert forecast_key(_cfg(tmp_path, **lora, beta=0.5), {"train": PAIRS}) == base
-    assert forecast_key(_cfg(tmp_path, **lora, seed=3), {"train": PAIRS}) != base
-    assert forecast_key(_cfg(tmp_path, seed=3), {"train": PAIRS}) == forecast_key(_cfg(tmp_path), {"train": PAIRS})
+    full = forecast_key(_cfg(tmp_path), {"train": PAIRS})
+
+    def key(peft: dict[str, Any], **options: Any) -> str:
+        return forecast_key(_cfg(tmp_path, model={"name": model, "peft": {"type": "lora", **peft}}, **options),
+                            {"train": PAIRS})  # fmt: skip
+
+    assert key({"r": 4}) == key({"r": 16}, seed=3) == full
+    dora = key({"r": 4, "use_dora": True})
+    assert dora != full and key({"r": 4, "use_dora": True}, seed=3) != dora and key({"r": 8, "use_dora": True}) != dora
+    assert key({"r": 4, "modules_to_save": ["lm_head"]}) != full
+    assert forecast_key(_cfg(tmp_path, seed=3), {"train": PAIRS}) == full
 
 
 def test_rows_digest_is_the_same_for_plain_rows_and_a_dataset() -> None:

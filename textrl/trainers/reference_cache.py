@@ -71,16 +71,119 @@ def require_whole_weights(model: Any) -> None:
         )
 
 
-def exact_key(trainer: Any, dataset: Any, batch_size: int) -> tuple[str, dict[str, Any]]:
-    """The key of one dataset's reference log-probs inside a TRL trainer: the reference weights (TRL's
-    `hash_module`), the tokenized rows, the reference-pass fields as TRL resolved them, the TRL version; for KTO
-    also the batch its KL term pairs within."""
-    require_whole_weights(trainer.ref_model or trainer.model)
+_LORA_WEIGHTS = ("lora_A", "lora_B", "lora_embedding_A", "lora_embedding_B")
+_ADAPTER_PARTS = (*_LORA_WEIGHTS, "lora_magnitude_vector", "modules_to_save")
+"""PEFT's containers of per-adapter weights: in a state-dict name the adapter's name follows one of them."""
+
+
+def _owner(key: str, adapters: set[str]) -> tuple[str, str] | None:
+    """(adapter, container) when `key` names an adapter's weight, e.g. ("ref", "lora_B") for
+    "...q_proj.lora_B.ref.weight"; None for a base weight."""
+    parts = key.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if part in adapters:
+            return part, parts[i - 1]
+    return None
+
+
+def _base_weights(state: dict[str, Any], adapters: set[str]) -> dict[str, Any] | None:
+    """The base model's weights of a PEFT model under the plain model's names ("base_model.model.x.q_proj.
+    base_layer.weight" is "x.q_proj.weight"), or None when a name holds an adapter's name in a place PEFT's LoRA
+    layout does not explain (another PEFT method, or a base module that happens to share an adapter's name)."""
+    base = {}
+    for key, tensor in state.items():
+        owner = _owner(key, adapters)
+        if owner is None:
+            plain = key.removeprefix("base_model.model.").replace(".base_layer.", ".")
+            base[plain.replace(".original_module.", ".")] = tensor
+        elif owner[1] not in _ADAPTER_PARTS:
+            return None
+    return base
+
+
+def _adds_nothing(model: Any, name: str, state: dict[str, Any]) -> bool:
+    """Whether adapter `name` of a PEFT model leaves every output exactly as the base model's: plain LoRA (no DoRA,
+    no module copies, no trainable tokens) whose B matrices (and LoRA biases) are all zero, as PEFT initialises
+    them. Its branch then adds exact zeros to each base layer's result."""
+    from peft import LoraConfig
+
+    config = model.peft_config[name]
+    if type(config) is not LoraConfig or config.use_dora or config.modules_to_save:
+        return False
+    if getattr(config, "trainable_token_indices", None) or getattr(config, "alora_invocation_tokens", None):
+        return False
+    for key, tensor in state.items():
+        owner = _owner(key, set(model.peft_config))
+        if owner is None or owner[0] != name:
+            continue
+        if owner[1] not in _LORA_WEIGHTS:
+            return False
+        if owner[1] in ("lora_B", "lora_embedding_B") and bool(tensor.count_nonzero()):
+            return False
+    return True
+
+
+def _digest(named: dict[str, Any]) -> str:
+    """TRL's `hash_module` over `named` tensors: in name order, each dtype then its bytes (bfloat16 and float8 as
+    float32)."""
+    import torch
+
+    digest = hashlib.sha256()
+    for _, tensor in sorted(named.items()):
+        tensor = tensor.cpu()
+        digest.update(str(tensor.dtype).encode())
+        if tensor.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+            tensor = tensor.to(torch.float32)
+        digest.update(tensor.numpy().tobytes())
+    return digest.hexdigest()
+
+
+def reference_weights(trainer: Any, folder: Path) -> str:
+    """The digest of the weights the reference pass runs: TRL's `hash_module` of the reference model, or of the
+    policy when there is none (the precompute runs the policy's initial weights).
+
+    A LoRA policy without a reference model runs the base model with TRL's frozen "ref" copy of the adapter (or
+    with the adapters switched off). When that copy adds nothing (a fresh LoRA adapter: B is zero), the reference
+    is the base model exactly, so the digest is the base weights' alone, as a full fine-tuning run of the same
+    checkpoint would have it: runs that differ in LoRA rank, alpha, targets or seed share an entry. The base digest
+    is remembered under TRL's digest of the whole model (`weights/`), so it is taken once per adapter."""
+    reference = trainer.ref_model or trainer.model
+    require_whole_weights(reference)
     weights = getattr(trainer, "_precompute_model_hash", None)
     if weights is None:
         from trl.trainer.utils import hash_module
 
-        weights = hash_module(trainer.ref_model or trainer.model)
+        weights = hash_module(reference)
+    if trainer.ref_model is not None:
+        return str(weights)
+    from peft import PeftModel
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if not isinstance(model, PeftModel):
+        return str(weights)
+    memo = folder / "weights" / f"{weights}.json"
+    try:
+        return str(json.loads(memo.read_text(encoding="utf-8"))["base"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    state = model.state_dict()
+    adapters = set(model.peft_config)
+    named = _base_weights(state, adapters)
+    if named is None or ("ref" in adapters and not _adds_nothing(model, "ref", state)):
+        return str(weights)
+    base = _digest(named)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    partial = memo.with_name(f".{memo.name}.{uuid.uuid4().hex}")
+    partial.write_text(json.dumps({"base": base}), encoding="utf-8")
+    os.replace(partial, memo)
+    return base
+
+
+def exact_key(trainer: Any, dataset: Any, batch_size: int, folder: Path) -> tuple[str, dict[str, Any]]:
+    """The key of one dataset's reference log-probs inside a TRL trainer: the reference weights
+    (`reference_weights`), the tokenized rows, the reference-pass fields as TRL resolved them, the attention
+    implementation and the library releases; for KTO also the batch its KL term pairs within."""
+    weights = reference_weights(trainer, folder)
     args = trainer.args
     what: dict[str, Any] = {
         "format": FORMAT,
@@ -152,7 +255,7 @@ def with_reference_cache(trainer_class: type, folder: Path, *, persist: bool = T
 
             if not persist:
                 return concatenate_datasets([dataset, self._textrl_compute(dataset, name, batch_size)], axis=1)
-            key, what = exact_key(self, dataset, batch_size)
+            key, what = exact_key(self, dataset, batch_size, folder)
             shared = [key]  # the weights hash may differ by rank (ZeRO-3 shards): rank 0's names the entry
             broadcast_object_list(shared, from_process=0)
             key = shared[0]

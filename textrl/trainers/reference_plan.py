@@ -103,14 +103,18 @@ def forecast_key(cfg: Any, datasets: dict[str, Any]) -> str:
 
     names = REFERENCE_PASS_FIELDS + (BATCH_PAIRED_FIELDS if family is Family.BINARY else ())
     model = getattr(cfg, "model", None)
-    if model is not None and model.peft is not None:  # TRL's reference copy of the adapter is drawn from the seed
-        names += ("seed",)
+    sections = {n: options.get(n) for n in FORECAST_SECTIONS}
+    if model is not None and model.peft is not None:
+        if model.peft.use_dora or model.peft.modules_to_save:  # the reference runs TRL's copy of the adapter,
+            names += ("seed",)  # drawn from the seed
+        else:  # a fresh plain LoRA adapter adds exactly nothing: the reference is the base model
+            sections["model"] = {**sections["model"], "peft": None}
     return digest_of(
         {
             "format": FORMAT,
             "algo_family": family.value,
             "options": {n: options[n] for n in names if n in options},
-            "sections": {n: options.get(n) for n in FORECAST_SECTIONS},
+            "sections": sections,
             "model_files": _model_files(model.name) if model is not None else [],
             "rows": {k: rows_digest(d) for k, d in datasets.items() if d is not None},
             "libraries": libraries(),
