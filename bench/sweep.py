@@ -77,9 +77,13 @@ def rows(
             f"{steps} steps, batch 8, "
             f"{threads} torch thread{'s' if threads > 1 else ''}")  # fmt: skip
     cold = runs["textrl-cache"][0]["process_s"]
+    ceiling = pre_step / trl_step
+    bound = (f"no cache gets under (1 + 3 x {ceiling:.3f}) / 4 = {(1 + 3 * ceiling) / 4:.3f} here: the filling run "
+             "costs about one TRL run, and each later one at best the ceiling below")  # fmt: skip
     return [
         Row("reference cache: DPO beta sweep, whole processes, TextRL (cache) vs TRL defaults", total("textrl-cache"),
-            total("trl"), "s", f"{what}; the first TextRL run ({cold:.0f} s) fills the cache; {same}; target <= 0.75"),
+            total("trl"), "s", f"{what}; the first TextRL run ({cold:.0f} s) fills the cache; {same}; {bound}; "
+            "target <= 0.75"),
         Row("reference cache: DPO beta sweep, whole processes, TextRL (cache) vs TRL precompute_ref_log_probs=True",
             total("textrl-cache"), total("trl-precompute"), "s", f"{what}; TRL precomputes in every run; "
             "target <= 0.90"),
