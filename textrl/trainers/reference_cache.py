@@ -14,6 +14,8 @@ Layout of the cache folder:
     entries/<key>/meta.json   what the key covers (written before the folder is renamed into place)
     forecast/<forecast>.json  the entry keys a run with these options, model files and rows used (the dry run's
                               forecast, checked before anything loads)
+    weights/<digest>.json     for a LoRA policy whose fresh adapter adds nothing: the digest of its base weights,
+                              under TRL's digest of the whole model (see `reference_weights`)
 
 Whether a run uses the cache, and the forecast, are decided in `reference_plan` (before anything loads).
 """
