@@ -5,10 +5,11 @@ The reference cache (option `reference_cache`) keys each stored set of log-proba
 
 - **when the run starts** (exact, authoritative): a SHA-256 of the reference weights as loaded (TRL's own
   `hash_module`, dtype included; for a LoRA policy whose fresh adapter adds exactly nothing, the base weights
-  alone, as a full fine-tuning run of the checkpoint has them), of the tokenized rows the reference pass reads (token ids, so the rows, the chat
-  template, max_length and truncation are all in it), of the TRL fields named here as TRL resolved them, of the
-  model's attention implementation, and of the TRL, transformers and PEFT releases (a transformers release can
-  change a model's forward);
+  alone, as a full fine-tuning run of the checkpoint has them); of what else the forward reads: the model class
+  (and a remote-code class's source), its config (rotary scaling, norm epsilon...), its buffers, whether dropout
+  is live, the attention implementation and a reference adapter's settings; of the tokenized rows the reference
+  pass reads (token ids, so the rows and the chat template are in it); of the TRL fields named here as TRL
+  resolved them; and of the TRL, transformers and PEFT releases (a transformers release can change a forward);
 - **before anything loads** (the dry run's forecast): the options named here, the `model` section, the model
   folder's files (names, sizes, modification times), the datasets' rows and those releases. A plain LoRA adapter
   is left out (it adds nothing until it trains); one with DoRA or module copies is in, with the seed its initial

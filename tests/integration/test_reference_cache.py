@@ -132,6 +132,38 @@ def test_lora_runs_read_the_base_models_entry(tiny: Path, tmp_path: Path, counte
     assert trained.reference_cache_used == {"train": False} and counted["n"] > 0
 
 
+def test_a_second_writer_keeps_the_first_entry(tmp_path: Path) -> None:
+    """Parallel sweep jobs all miss on their first run and store the same key: the entry first in place stays (a
+    reader may be reading it); a damaged one is replaced; a killed writer's staging is removed after a day, TRL's
+    scratch of a long precompute only after a week."""
+    import os
+    import time
+
+    from datasets import Dataset
+
+    from textrl.trainers.reference_cache import load_entry, store_entry
+
+    columns = Dataset.from_dict({"ref_chosen_logps": [0.0, 1.0], "ref_rejected_logps": [2.0, 3.0]})
+    first = store_entry(tmp_path, "k", columns, {"job": 1})
+    written = json.loads((first / "meta.json").read_text())["written"]
+    assert store_entry(tmp_path, "k", columns, {"job": 2}) == first
+    assert json.loads((first / "meta.json").read_text())["written"] == written
+    assert json.loads((first / "meta.json").read_text())["covers"] == {"job": 1}
+
+    shutil.rmtree(first / "data")  # damaged
+    store_entry(tmp_path, "k", columns, {"job": 3})
+    entry = load_entry(tmp_path, "k", 2)
+    assert entry is not None and entry["ref_rejected_logps"] == [2.0, 3.0]
+
+    entries = tmp_path / "entries"
+    day_and_more, two_days = time.time() - 90000, time.time() - 2 * 86400
+    for name, when in ((".partial-old", day_and_more), (".trl-running", two_days), (".partial-new", time.time())):
+        (entries / name).mkdir()
+        os.utime(entries / name, (when, when))
+    store_entry(tmp_path, "other", columns, {"job": 4})
+    assert sorted(p.name for p in entries.iterdir() if p.name.startswith(".")) == [".partial-new", ".trl-running"]
+
+
 def test_partitioned_weights_are_refused(tiny: Path) -> None:
     """Under DeepSpeed ZeRO-3 a parameter holds an empty tensor and carries `ds_id`; TRL's hash of such a model
     names only its architecture. DeepSpeed cannot run on this CPU machine, so the mark is set by hand."""
@@ -147,8 +179,9 @@ def test_partitioned_weights_are_refused(tiny: Path) -> None:
 def test_a_change_to_what_the_reference_reads_misses(
     tiny: Path, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Loss settings reuse the entry; max_length, a changed row, other reference weights, another transformers
-    release, another attention implementation and (KTO) the batch its KL term pairs in do not."""
+    """Loss settings reuse the entry; max_length, a changed row, other reference weights, another config with the
+    same weights (rotary base, norm epsilon), live dropout, another transformers release, another attention
+    implementation and (KTO) the batch its KL term pairs in do not."""
     cache = tmp_path / "cache"
     _trainer(tiny, tmp_path / "a", cache, reference_cache="on")
     first = counted["n"]
@@ -173,6 +206,19 @@ def test_a_change_to_what_the_reference_reads_misses(
     with torch.no_grad():
         next(policy.parameters()).add_(1e-3)
     assert misses(model=policy)
+
+    for change in ({"rope_parameters": {"rope_theta": 500.0, "rope_type": "default"}}, {"rms_norm_eps": 0.1}):
+        folder = tmp_path / f"tiny-{len(list(tmp_path.glob('tiny-*')))}"  # the same weights, another forward
+        shutil.copytree(tiny, folder)
+        config = json.loads((folder / "config.json").read_text()) | change
+        (folder / "config.json").write_text(json.dumps(config))
+        assert misses(model=load_model(str(folder), load_ref=False)[0]), change
+    dropping, _, _ = load_model(str(tiny), load_ref=False)
+    dropping.config.attention_dropout = 0.1
+    assert misses(model=dropping)  # another config
+    assert not misses(model=dropping)  # in eval mode (as loaded) the rate does nothing: the same pass
+    dropping.train()  # TRL precomputes in the mode the model is in
+    assert misses(model=dropping)  # now the pass draws dropout: its sample is keyed apart
 
     eager, _, _ = load_model(str(tiny), load_ref=False, attn_implementation="eager")
     assert eager.config._attn_implementation == "eager"

@@ -30,12 +30,11 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
 
     The TRL config is built once, before a model loads: extra names, precision and distributed settings fail there,
     and with DeepSpeed ZeRO-3 that object is what makes from_pretrained partition the weights as they load."""
-    from ..config import processes
     from ..models import load_section
     from ..reward_refs import reward_from_section
     from ..spec import Reference
     from ..trainers import trainer_for
-    from ..trainers.reference_plan import decide
+    from ..trainers.reference_cache import cache_in_use
     from ..trl_build import build_trl_config
     from .assemble import require_section
 
@@ -46,7 +45,7 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     trl_config = build_trl_config(cfg)
     mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
     # with the reference cache the reference log-probs come from the cache or from the policy's initial weights
-    loads_reference = family.reference is Reference.LOADED and not decide(cfg, train, evaluation, processes()).active
+    loads_reference = family.reference is Reference.LOADED and not cache_in_use(cfg, train, evaluation)
     model, tokenizer, ref = load_section(
         model_section,
         torch_dtype="float32" if mixed else None,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import TextRLTrainer
-from .reference_cache import with_reference_cache
+from .reference_cache import agreed, with_reference_cache
 from .reference_plan import Decision, decide, write_forecast
 
 
@@ -28,7 +28,8 @@ class PreferenceTrainer(TextRLTrainer):
 
     def _trainer_class(self) -> type:
         trl_config = self.trl_config
-        self.reference_cache = decide(self.config, self.train_dataset, self.eval_dataset, trl_config.world_size)
+        decision = decide(self.config, self.train_dataset, self.eval_dataset, trl_config.world_size)
+        self.reference_cache = agreed(decision, trl_config.world_size)
         trainer_class = super()._trainer_class()
         if trl_config.process_index == 0:
             print(f"textrl: {self.reference_cache.line()}", file=sys.stderr)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.reference_cache import REFERENCE_PASS_FIELDS
-from .reference_plan import FORMAT, digest_of, libraries
+from .reference_plan import FORMAT, Decision, digest_of, libraries
 
 
 def _update(digest: Any, column: Any) -> None:
@@ -140,7 +140,7 @@ def _digest(named: dict[str, Any]) -> str:
     return digest.hexdigest()
 
 
-def reference_weights(trainer: Any, folder: Path) -> str:
+def reference_weights(trainer: Any, folder: Path) -> tuple[str, bool]:
     """The digest of the weights the reference pass runs: TRL's `hash_module` of the reference model, or of the
     policy when there is none (the precompute runs the policy's initial weights).
 
@@ -148,7 +148,8 @@ def reference_weights(trainer: Any, folder: Path) -> str:
     with the adapters switched off). When that copy adds nothing (a fresh LoRA adapter: B is zero), the reference
     is the base model exactly, so the digest is the base weights' alone, as a full fine-tuning run of the same
     checkpoint would have it: runs that differ in LoRA rank, alpha, targets or seed share an entry. The base digest
-    is remembered under TRL's digest of the whole model (`weights/`), so it is taken once per adapter."""
+    is remembered under TRL's digest of the whole model (`weights/`), so it is taken once per adapter. The second
+    value says whether the digest is the base weights' alone."""
     reference = trainer.ref_model or trainer.model
     require_whole_weights(reference)
     weights = getattr(trainer, "_precompute_model_hash", None)
@@ -157,42 +158,119 @@ def reference_weights(trainer: Any, folder: Path) -> str:
 
         weights = hash_module(reference)
     if trainer.ref_model is not None:
-        return str(weights)
+        return str(weights), False
     from peft import PeftModel
 
     model = trainer.accelerator.unwrap_model(trainer.model)
     if not isinstance(model, PeftModel):
-        return str(weights)
+        return str(weights), False
     memo = folder / "weights" / f"{weights}.json"
     try:
-        return str(json.loads(memo.read_text(encoding="utf-8"))["base"])
+        return str(json.loads(memo.read_text(encoding="utf-8"))["base"]), True
     except (OSError, ValueError, KeyError, TypeError):
         pass
     state = model.state_dict()
     adapters = set(model.peft_config)
     named = _base_weights(state, adapters)
     if named is None or ("ref" in adapters and not _adds_nothing(model, "ref", state)):
-        return str(weights)
+        return str(weights), False
     base = _digest(named)
     memo.parent.mkdir(parents=True, exist_ok=True)
     partial = memo.with_name(f".{memo.name}.{uuid.uuid4().hex}")
     partial.write_text(json.dumps({"base": base}), encoding="utf-8")
     os.replace(partial, memo)
-    return base
+    return base, True
+
+
+_VOLATILE_CONFIG = (
+    "_name_or_path",
+    "transformers_version",
+    "_commit_hash",
+    "use_cache",
+    "dtype",
+    "torch_dtype",
+    "_attn_implementation_autoset",
+    "output_attentions",
+    "output_hidden_states",
+    "return_dict",
+)
+"""Config entries that do not change a forward's log-probabilities (dtype is in the weights' digest)."""
+
+
+def _stochastic(model: Any, config: dict[str, Any]) -> bool:
+    """Whether a forward of `model` draws dropout: it is in train mode (TRL precomputes without switching to eval)
+    and a dropout layer or a config's dropout rate is above zero. TRL's disable_dropout (on by default) zeroes the
+    layers; a stored sample of a random pass is then keyed apart from the deterministic one."""
+    import torch
+
+    if not model.training:
+        return False
+    layers = any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in model.modules())
+    rates = any("dropout" in k and isinstance(v, float) and v > 0 for k, v in config.items())
+    return layers or rates
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` as JSON the same in every process: sets (PEFT's target_modules) sorted, anything else unknown as
+    its str()."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_jsonable(v) for v in value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(getattr(value, "value", value))
+
+
+def model_identity(trainer: Any, base_only: bool) -> dict[str, Any]:
+    """What the reference forward depends on besides the weights' state dict: the model class (and, for remote
+    code, its source), the config (rotary scaling, norm epsilon, soft-capping, sliding window...), the buffers
+    (non-persistent ones such as rotary frequencies are not in the state dict), whether dropout is live, the attention
+    implementation; unless the reference is the base model alone (`base_only`), a PEFT model's adapter settings
+    (alpha scales a non-zero adapter) and which one is active."""
+    import inspect
+
+    from peft import PeftModel
+
+    reference = trainer.ref_model or trainer.accelerator.unwrap_model(trainer.model)
+    base: Any = reference.get_base_model() if isinstance(reference, PeftModel) else reference
+    config = {k: v for k, v in _jsonable(base.config.to_dict()).items() if k not in _VOLATILE_CONFIG}
+    kind = type(base)
+    source = None
+    if not kind.__module__.startswith("transformers."):  # remote code, or a user's own class
+        try:
+            source = hashlib.sha256(inspect.getsource(inspect.getmodule(kind)).encode()).hexdigest()  # type: ignore[arg-type]
+        except (OSError, TypeError):
+            source = "unreadable"
+    buffers = {key.replace(".base_layer.", "."): b for key, b in base.named_buffers()}
+    identity: dict[str, Any] = {
+        "class": f"{kind.__module__}.{kind.__qualname__}",
+        "source": source,
+        "config": digest_of(config),
+        "buffers": _digest(buffers),
+        "random": _stochastic(reference, config),
+        "attention": getattr(base.config, "_attn_implementation", None),
+    }
+    if isinstance(reference, PeftModel) and not base_only:
+        identity["adapters"] = {n: _jsonable(c.to_dict()) for n, c in reference.peft_config.items()}
+        identity["active"] = reference.active_adapter
+    return identity
 
 
 def exact_key(trainer: Any, dataset: Any, batch_size: int, folder: Path) -> tuple[str, dict[str, Any]]:
     """The key of one dataset's reference log-probs inside a TRL trainer: the reference weights
     (`reference_weights`), the tokenized rows, the reference-pass fields as TRL resolved them, the attention
     implementation and the library releases; for KTO also the batch its KL term pairs within."""
-    weights = reference_weights(trainer, folder)
+    weights, base_only = reference_weights(trainer, folder)
     args = trainer.args
     what: dict[str, Any] = {
         "format": FORMAT,
         "trainer": next(c.__name__ for c in type(trainer).__mro__ if c.__module__.startswith("trl.")),
         "libraries": libraries(),
         "weights": weights,
-        "attention": getattr(getattr(trainer.ref_model or trainer.model, "config", None), "_attn_implementation", None),
+        "model": model_identity(trainer, base_only),
         "rows": tokenized_digest(dataset),
         "fields": {f: getattr(args, f) for f in REFERENCE_PASS_FIELDS if hasattr(args, f)},
     }
@@ -223,25 +301,76 @@ def load_entry(folder: Path, key: str, rows: int) -> Any:
     return columns
 
 
+STALE = {".partial-": 86400.0, ".trl-": 7 * 86400.0}
+"""Staging folders older than this (seconds since made) are a killed writer's: a partial entry is written in
+seconds, TRL's scratch of a precompute (see `_textrl_compute`) is written at its end, so it gets a week."""
+
+
+def _sweep_stale(entries: Path) -> None:
+    now = time.time()
+    for left in entries.glob(".*-*"):
+        age = next((limit for prefix, limit in STALE.items() if left.name.startswith(prefix)), None)
+        try:
+            if age is not None and now - left.stat().st_mtime > age:
+                shutil.rmtree(left, ignore_errors=True)
+        except OSError:  # another process removed it first
+            pass
+
+
 def store_entry(folder: Path, key: str, columns: Any, what: dict[str, Any]) -> Path:
     """Write `columns` as the entry `key`: into a staging folder first, renamed into place when complete, so a
-    reader sees a whole entry or none."""
-    final = folder / "entries" / key
-    for left in (folder / "entries").glob(".*-*"):  # staging left by a killed writer, a day old: nobody's now
-        if time.time() - left.stat().st_mtime > 86400:
-            shutil.rmtree(left, ignore_errors=True)
-    staging = folder / "entries" / f".partial-{uuid.uuid4().hex}"
+    reader sees a whole entry or none. When another process (a parallel sweep job) has stored the same key
+    meanwhile, its entry is kept: the same key means the same log-probabilities. Only a damaged entry is
+    replaced, and it is first moved aside, so the rename never lands on a folder a reader is using."""
+    entries = folder / "entries"
+    final = entries / key
+    _sweep_stale(entries)
+    staging = entries / f".partial-{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
     try:
         columns.flatten_indices(keep_in_memory=True).save_to_disk(str(staging / "data"))
         meta = {"key": key, "rows": len(columns), "columns": list(columns.column_names), "written": time.time()}
         (staging / "meta.json").write_text(json.dumps(meta | {"covers": what}, indent=1), encoding="utf-8")
-        if final.exists():  # a damaged entry left by an older writer, or another process won the race
-            shutil.rmtree(final, ignore_errors=True)
-        os.replace(staging, final)
+        for _ in range(3):
+            if load_entry(folder, key, len(columns)) is not None:
+                break  # stored by another process: keep theirs
+            if final.exists() and load_entry(folder, key, len(columns)) is None:  # damaged: aside, then drop it
+                aside = entries / f".partial-{uuid.uuid4().hex}"
+                try:
+                    os.replace(final, aside)
+                except OSError:
+                    continue  # it moved meanwhile: look again
+                shutil.rmtree(aside, ignore_errors=True)
+            try:
+                os.replace(staging, final)
+                break
+            except OSError:  # another process renamed its entry into place first: look again
+                continue
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+def agreed(decision: Decision, processes: int) -> Decision:
+    """Process 0's decision, on every process: each reads the forecast from disk, and a node-local cache or a
+    parallel job writing it could let them disagree (then some would wait in collectives others never make)."""
+    if processes <= 1:
+        return decision
+    from accelerate.utils import broadcast_object_list
+
+    shared = [decision]
+    broadcast_object_list(shared, from_process=0)
+    return shared[0]  # type: ignore[no-any-return]
+
+
+def cache_in_use(cfg: Any, train: Any, evaluation: Any) -> bool:
+    """Whether this run (every process of it alike) takes its reference log-probs from the cache or fills it, so
+    that no reference copy needs loading."""
+    from ..config import processes
+    from .reference_plan import decide
+
+    count = processes()
+    return agreed(decide(cfg, train, evaluation, count), count).active
 
 
 def with_reference_cache(trainer_class: type, folder: Path, *, persist: bool = True) -> type:
