@@ -167,7 +167,7 @@ def test_a_second_writer_keeps_the_first_entry(tmp_path: Path) -> None:
 def test_partitioned_weights_are_refused(tiny: Path) -> None:
     """Under DeepSpeed ZeRO-3 a parameter holds an empty tensor and carries `ds_id`; TRL's hash of such a model
     names only its architecture. DeepSpeed cannot run on this CPU machine, so the mark is set by hand."""
-    from textrl.trainers.reference_cache import require_whole_weights
+    from textrl.trainers.reference_key import require_whole_weights
 
     model, _, _ = load_model(str(tiny), load_ref=False)
     require_whole_weights(model)
@@ -223,10 +223,10 @@ def test_a_change_to_what_the_reference_reads_misses(
     eager, _, _ = load_model(str(tiny), load_ref=False, attn_implementation="eager")
     assert eager.config._attn_implementation == "eager"
     assert misses(model=eager)
-    from textrl.trainers import reference_cache
+    from textrl.trainers import reference_key
 
-    released = reference_cache.libraries()
-    monkeypatch.setattr(reference_cache, "libraries", lambda: {**released, "transformers": "99.0"})
+    released = reference_key.libraries()
+    monkeypatch.setattr(reference_key, "libraries", lambda: {**released, "transformers": "99.0"})
     assert misses()
     monkeypatch.undo()
 
