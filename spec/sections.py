@@ -214,6 +214,11 @@ class DistributedSection(Section):
     fsdp_version: Literal[1, 2] | None = None
     """FSDP version; only with strategy fsdp (None means 2)."""
 
+    @property
+    def zero3(self) -> bool:
+        """DeepSpeed ZeRO-3: every parameter is partitioned across the processes as the weights load."""
+        return self.strategy == "deepspeed" and self.zero_stage == 3
+
     @model_validator(mode="after")
     def _fits_strategy(self) -> DistributedSection:
         if self.zero_stage is not None and self.strategy != "deepspeed":
@@ -231,9 +236,7 @@ class DistributedSection(Section):
                 f"distributed.offload={self.offload!r} needs DeepSpeed or FSDP; plain data parallel (strategy 'ddp') "
                 "cannot offload. Fix: set strategy: deepspeed (or fsdp), or remove offload."
             )
-        if self.offload == "optimizer_and_parameters" and not (
-            self.strategy == "fsdp" or (self.strategy == "deepspeed" and self.zero_stage == 3)
-        ):
+        if self.offload == "optimizer_and_parameters" and not (self.strategy == "fsdp" or self.zero3):
             raise ValueError(
                 "distributed.offload='optimizer_and_parameters' needs sharded parameters: strategy fsdp, or "
                 f"strategy deepspeed with zero_stage 3; got strategy {self.strategy!r}, zero_stage {self.zero_stage}. "

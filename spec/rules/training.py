@@ -75,13 +75,8 @@ REF_SYNC_NOT_PRECOMPUTED = Rule(
 )
 
 
-def _zero3(cfg: Mapping[str, Any]) -> bool:
-    distributed = cfg.get("distributed")
-    return getattr(distributed, "strategy", None) == "deepspeed" and getattr(distributed, "zero_stage", None) == 3
-
-
 def _reference_cache_whole_weights(cfg: Mapping[str, Any]) -> str | None:
-    if cfg.get("reference_cache") == "on" and _zero3(cfg):
+    if cfg.get("reference_cache") == "on" and getattr(cfg.get("distributed"), "zero3", False):
         return (
             "reference_cache='on' with distributed.zero_stage=3: ZeRO-3 partitions the weights as they load, so no "
             "process holds the reference weights the cache key must fingerprint, and a key without them could hand "
@@ -101,7 +96,7 @@ REFERENCE_CACHE_WHOLE_WEIGHTS = Rule(
 
 def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
     quantization = getattr(cfg.get("model"), "quantization", None)
-    if _zero3(cfg) and quantization:
+    if getattr(cfg.get("distributed"), "zero3", False) and quantization:
         return (
             f"distributed.zero_stage=3 with model.quantization={quantization!r}: ZeRO-3 partitions every parameter "
             f"across the processes, and bitsandbytes {quantization} weights cannot be partitioned that way. Fix: use "

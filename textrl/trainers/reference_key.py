@@ -84,7 +84,7 @@ def _base_weights(state: dict[str, Any], adapters: set[str]) -> dict[str, Any] |
     return base
 
 
-def _adds_nothing(model: Any, name: str, state: dict[str, Any]) -> bool:
+def _adds_nothing(model: Any, name: str, state: dict[str, Any], adapters: set[str]) -> bool:
     """Whether adapter `name` of a PEFT model leaves every output exactly as the base model's: plain LoRA (no DoRA,
     no module copies, no trainable tokens) whose B matrices (and LoRA biases) are all zero, as PEFT initialises
     them. Its branch then adds exact zeros to each base layer's result."""
@@ -96,7 +96,7 @@ def _adds_nothing(model: Any, name: str, state: dict[str, Any]) -> bool:
     if getattr(config, "trainable_token_indices", None) or getattr(config, "alora_invocation_tokens", None):
         return False
     for key, tensor in state.items():
-        owner = _owner(key, set(model.peft_config))
+        owner = _owner(key, adapters)
         if owner is None or owner[0] != name:
             continue
         if owner[1] not in _LORA_WEIGHTS:
@@ -153,7 +153,7 @@ def reference_weights(trainer: Any, folder: Path) -> tuple[str, bool]:
     state = model.state_dict()
     adapters = set(model.peft_config)
     named = _base_weights(state, adapters)
-    if named is None or ("ref" in adapters and not _adds_nothing(model, "ref", state)):
+    if named is None or ("ref" in adapters and not _adds_nothing(model, "ref", state, adapters)):
         return str(weights), False
     base = _digest(named)
     memo.parent.mkdir(parents=True, exist_ok=True)

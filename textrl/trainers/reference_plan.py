@@ -167,8 +167,7 @@ def decide(cfg: Any, train: Any, evaluation: Any, processes: int) -> Decision:
         return Decision(False, "reference_cache: off")
     if getattr(cfg, "sync_ref_model", False):
         return Decision(False, "sync_ref_model moves the reference, so its log-probs cannot be stored")
-    distributed = getattr(cfg, "distributed", None)
-    if getattr(distributed, "strategy", None) == "deepspeed" and getattr(distributed, "zero_stage", None) == 3:
+    if getattr(getattr(cfg, "distributed", None), "zero3", False):
         return Decision(False, "ZeRO-3 partitions the weights as they load, so they cannot be fingerprinted")
     for name, data in (("dataset", train), ("eval_dataset", evaluation)):
         if data is not None and not hasattr(data, "__len__"):
