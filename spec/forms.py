@@ -6,6 +6,8 @@ annotations accept both, store the list, and tell the JSON Schema (so editors ac
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Annotated, Any
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -57,8 +59,47 @@ class FromBool:
         return f"FromBool(true={self.true!r}, false={self.false!r})"
 
 
-ONE_OR_LIST = OneOrList()
+class ShellExpanded:
+    """Metadata for `Annotated[str, SHELL_EXPANDED]`: a path as a shell reads it. `~` and `~user` become the home
+    folder, `$VAR` and `${VAR}` the variable's value, so `output_dir: $RUNS/grpo` writes where the same words typed
+    after `cd` would; without it a folder literally named `$RUNS` (or `~`) appears in the working directory. A
+    variable that is not set is an error: a shell would put an empty string there (`$RUNS/grpo` -> `/grpo`)."""
 
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_before_validator_function(expand_path, handler(source))
+
+    def __repr__(self) -> str:
+        return "SHELL_EXPANDED"
+
+
+_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+def expand_path(value: Any) -> Any:
+    """`value` with `~` and environment variables expanded as a shell expands them; other values as they are."""
+    if not isinstance(value, str) or ("$" not in value and not value.startswith("~")):
+        return value
+    unset = [a or b for a, b in _VARIABLE.findall(value) if (a or b) not in os.environ]
+    if unset:
+        name = unset[0]
+        raise ValueError(
+            f"{value!r} uses the environment variable {name}, which is not set, so the path cannot be known (a "
+            f"shell would drop it and write elsewhere). Fix: export {name}=... before the run, or write the path out"
+        )
+    expanded = os.path.expanduser(_VARIABLE.sub(lambda m: os.environ[m.group(1) or m.group(2)], value))
+    if expanded.startswith("~"):
+        raise ValueError(
+            f"{value!r} starts with ~, but the home folder of {expanded.split('/')[0]!r} is not known here. Fix: write "
+            "the path out"
+        )
+    return expanded
+
+
+ONE_OR_LIST = OneOrList()
+SHELL_EXPANDED = ShellExpanded()
+
+ShellPath = Annotated[str, SHELL_EXPANDED]
+"""A file or folder path: `~`, `$VAR` and `${VAR}` expanded as a shell would (an unset variable is an error)."""
 ReportTargets = Annotated[list[ReportTarget], ONE_OR_LIST]
 """report_to: one tracker or a list of them (TRL's `report_to: none` included)."""
 DpoLossTypes = Annotated[list[DpoLossType], ONE_OR_LIST]

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from .forms import ShellPath
 from .grammar import annotation
 from .model import Algorithm, Option, Rule
 from .trl_releases import NEWEST, snapshot
@@ -61,9 +62,12 @@ def _shared_option(name: str, owner: str) -> Option:
     # come from data already checked by the snapshot's writer, and the spec is imported on every config build (the
     # drift test compares the snapshot with TRL); an Option is frozen, so the algorithms share it
     record = {**SNAPSHOT["fields"][owner][name], "owner": owner}
+    typed = annotation(record)
+    if name.endswith(("_dir", "_path")) and typed in (str, str | None):  # a path: ~ and $VAR as everywhere else
+        typed = ShellPath if typed is str else ShellPath | None
     return Option.model_construct(
         name=name,
-        annotation=annotation(record),
+        annotation=typed,
         default=record["default"],
         description=record["help"] or f"TRL's {name}.",
         trl_name=name,

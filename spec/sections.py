@@ -10,9 +10,10 @@ import sys
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from .choices import DistributedStrategy, Quantization, TorchDtype
+from .forms import ShellPath, expand_path
 
 
 class Section(BaseModel):
@@ -49,10 +50,10 @@ class PeftSection(Section):
 class ModelSection(Section):
     """The policy model to load and how."""
 
-    name: str = Field(min_length=1)
+    name: ShellPath = Field(min_length=1)
     """A hub id (e.g. Qwen/Qwen2.5-0.5B), a local folder saved with save_pretrained, a .gguf file, or a built-in
     model: textrl:tiny (offline, for tests) or textrl:smollm2 (SmolLM2-135M-Instruct, fetched once)."""
-    gguf_file: str | None = None
+    gguf_file: ShellPath | None = None
     """A GGUF file inside the folder `name` (transformers' gguf_file); converted once to a float checkpoint that
     trains. Needs the gguf extra."""
     peft: PeftSection | None = None
@@ -74,7 +75,7 @@ class _Source(Section):
 
     hub: str | None = None
     """A hub dataset id, e.g. trl-lib/ultrafeedback_binarized."""
-    path: str | None = None
+    path: ShellPath | None = None
     """A local .jsonl, .json, .csv or .parquet file."""
     split: str = "train"
     """Split, with slicing, e.g. train or train[:1%]."""
@@ -82,12 +83,21 @@ class _Source(Section):
     """Dataset configuration name, for hub datasets that have several (load_dataset's name)."""
     data_files: str | builtins.list[str] | dict[str, str | builtins.list[str]] | None = None
     """Files of a hub dataset (or glob patterns) to load, as load_dataset's data_files."""
-    data_dir: str | None = None
+    data_dir: ShellPath | None = None
     """A folder of a hub dataset to load, as load_dataset's data_dir."""
     columns: builtins.list[str] | None = None
     """Keep only these columns (e.g. [prompt, chosen, rejected]); None keeps all."""
 
     _SOURCES: ClassVar[tuple[str, ...]] = ("hub", "path")
+
+    @field_validator("data_files", mode="before")
+    @classmethod
+    def _expand_data_files(cls, value: Any) -> Any:  # ~ and $VAR as in every other path (forms.ShellExpanded)
+        if isinstance(value, list):
+            return [expand_path(v) for v in value]
+        if isinstance(value, dict):
+            return {k: [expand_path(x) for x in v] if isinstance(v, list) else expand_path(v) for k, v in value.items()}
+        return expand_path(value)
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> Any:
@@ -160,7 +170,7 @@ class ComposedReward(Section):
 class ModelReward(Section):
     """A sequence-classification model used as the reward (TRL scores completions with it natively)."""
 
-    model: str = Field(min_length=1)
+    model: ShellPath = Field(min_length=1)
     """A hub id or local folder of a sequence-classification model, e.g. one trained with algo reward_model."""
 
 

@@ -22,3 +22,5 @@ CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 FINGERPRINT = "textrl_fingerprint.json"
 """Written into each checkpoint folder: what the run that wrote it was (config, data, rewards, processes, versions),
 compared on --resume (textrl.trainers.fingerprint)."""
+LOCK = ".textrl-lock"
+"""Held by the run that writes an output_dir (textrl.run_lock); what a killed run leaves of it is ignored."""

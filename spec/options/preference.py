@@ -1,7 +1,7 @@
 """Options of the offline preference algorithms (the DPO loss family, KTO) and of reward modelling."""
 
 from ..choices import FDivergenceType, KtoLossType
-from ..forms import DpoLossTypes, ReferenceCacheForm
+from ..forms import DpoLossTypes, ReferenceCacheForm, ShellPath
 from ..model import Option
 
 BETA_DPO = Option(
@@ -106,7 +106,7 @@ REFERENCE_CACHE = Option(
     "dry run says whether it will hit.",
 )  # fmt: skip
 REFERENCE_CACHE_DIR = Option(
-    name="reference_cache_dir", annotation=str | None, default=None, trl_name=None, group="Reference model",
+    name="reference_cache_dir", annotation=ShellPath | None, default=None, trl_name=None, group="Reference model",
     description="Folder of the reference cache; None means $TEXTRL_REFERENCE_CACHE when set, else "
     "$TEXTRL_HOME/reference-logps (default ~/.cache/textrl/reference-logps). Share it between the runs of a sweep; "
     "entries can be deleted at any time (the next run recomputes them).",

@@ -3,13 +3,14 @@
 from typing import Literal
 
 from ..choices import Interval, LrScheduler, Optimizer, SaveInterval
-from ..forms import ReportTargets
+from ..forms import ReportTargets, ShellPath
 from ..model import REQUIRED, Option
 
 OUTPUT_DIR = Option(
-    name="output_dir", annotation=str, default=REQUIRED, trl_name="output_dir", group="Run",
+    name="output_dir", annotation=ShellPath, default=REQUIRED, trl_name="output_dir", group="Run",
     min_length=1, example="out/run",
-    description="Folder for checkpoints, logs and the run manifest.",
+    description="Folder for checkpoints, logs and the run manifest; ~, $VAR and ${VAR} are expanded as a shell "
+    "would.",
 )  # fmt: skip
 SEED = Option(
     name="seed", annotation=int, default=42, trl_name="seed", group="Run", ge=0,

@@ -11,7 +11,7 @@ import pytest
 
 from textrl import ConfigError
 from textrl.cli.assemble import assemble, parse_value
-from textrl.cli.output_dir import check_output_dir
+from textrl.run_folder import check_output_dir
 from textrl.cli.train import train_main
 
 NAMES = {"num_generations": "--num-generations", "learning_rate": "--learning-rate", "loss_type": "--loss-type"}
@@ -91,7 +91,7 @@ def test_dry_run_rejects_a_reward_model_that_is_not_a_classifier(
     not_rm = tmp_path / "causal"
     not_rm.mkdir()
     (not_rm / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
-    text = "algo: rloo\noutput_dir: OUT\nmodel: {name: textrl:tiny}\ndataset: {list: [hi, there]}\nreward: {model: causal}\n"
+    text = "algo: rloo\noutput_dir: OUT\nmodel: {name: textrl:tiny}\ndataset: {list: [hi, there, a, b]}\nreward: {model: causal}\n"
     yaml_file(tmp_path, text.replace("OUT", str(tmp_path / "out")))
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2
     assert "reward.model: " in capsys.readouterr().err
@@ -150,13 +150,14 @@ def test_eval_refuses_greedy_with_several_generations(capsys: pytest.CaptureFixt
 
 
 def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from textrl.cli.output_dir import last_checkpoint
+    from textrl.run_folder import last_checkpoint
 
     for step, complete in ((2, True), (4, True), (6, False)):
         folder = tmp_path / f"checkpoint-{step}"
         folder.mkdir()
         if complete:
-            (folder / "trainer_state.json").write_text("{}")
+            for name in ("trainer_state.json", "model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
+                (folder / name).write_text("{}")
     assert last_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
     assert "ignoring checkpoint-6: it has no trainer_state.json, so its save was cut off" in capsys.readouterr().err
     assert check_output_dir(tmp_path, resume=True, overwrite=False) == tmp_path / "checkpoint-4"

@@ -20,7 +20,8 @@ REWARD = "def f(prompts, completions, **_):\n    return [1.0] * len(completions)
 def run_folder(path: Path, algo: str = "grpo") -> Path:
     """What a finished TextRL run leaves: manifest, a checkpoint, model files."""
     (path / "checkpoint-2").mkdir(parents=True)
-    (path / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    for name in ("trainer_state.json", "model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        (path / "checkpoint-2" / name).write_text("{}")  # a whole checkpoint, as --resume requires
     (path / "model.safetensors").write_text("weights")
     (path / MANIFEST).write_text(json.dumps({"textrl_config": {"algo": algo}}))
     return path

@@ -13,7 +13,6 @@ from ..rewards import Composed, as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family, Reference
 from .assemble import Assembled, require_section
 from .evaluate import as_completion
-from .output_dir import check_output_dir, check_overwrite
 
 PLACEHOLDER = "This is a placeholder completion."
 
@@ -43,7 +42,8 @@ def trl_changes(run: Assembled) -> list[tuple[str, Any, Any, str]]:
     return rows
 
 
-def _batches(run: Assembled) -> list[str]:
+def _batches(run: Assembled, rows: int) -> list[str]:
+    from ..batch_plan import batch_lines
     from ..config import processes
     from ..spec.rules import generation_batch
 
@@ -57,7 +57,7 @@ def _batches(run: Assembled) -> list[str]:
         n = cfg.num_generations  # type: ignore[attr-defined]
         gen, source = generation_batch(cfg.model_dump(), world)
         lines.append(f"generation batch: {gen} completions = {gen // n} prompts x {n} generations per round ({source})")
-    return lines
+    return lines + batch_lines(cfg, rows, world)
 
 
 def _check_reward(run: Assembled, rows: Any) -> str:
@@ -138,7 +138,9 @@ def _trl_release(cfg: Any) -> str:
     return head + f"; defaults that differ from TRL {NEWEST}'s:\n" + "\n".join(f"  {n}" for n in notes)
 
 
-def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: float | None = None) -> int:
+def dry_run(
+    run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False, device_memory: float | None = None
+) -> int:
     """Print what the run would do; exit status 0 when it would start."""
     from ..data import check_dataset, from_section, load_split
 
@@ -181,12 +183,15 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
         from ..trainers.reference_plan import decide
 
         print(decide(cfg, rows, evaluation, processes()).line())
-    batches = _batches(run)
+    batches = _batches(run, len(rows))
     print("\n".join(batches))
+    from ..run_folder import contents, stopped_before_saving
+    from .output_dir import check_output_target, prepare_output_dir
+
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
-    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite, algo=cfg.algo)
-    if overwrite and output_dir.exists():
-        check_overwrite(run, output_dir)
+    check_output_target(run, overwrite=overwrite)
+    checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
+    replaced = not checkpoint and not overwrite and stopped_before_saving(output_dir)
     check_engines(cfg)  # DeepSpeed / vLLM installed: the same check a run makes, importing neither
     if getattr(cfg, "bf16", "auto") is True:  # the run's own check; it needs torch, so only when bf16 is forced
         import warnings
@@ -204,7 +209,10 @@ def dry_run(run: Assembled, *, resume: bool, overwrite: bool, device_memory: flo
             f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts, "  # type: ignore[attr-defined]
             "before the model loads"
         )
-    print(f"output_dir: {cfg.output_dir}" + (f" (resuming from {checkpoint.name})" if checkpoint else ""))  # type: ignore[attr-defined]
+    state = f" (resuming from {checkpoint.name})" if checkpoint else ""
+    if replaced:
+        state = f" (holds a run that stopped before its first checkpoint: {', '.join(contents(output_dir))}; replaced)"
+    print(f"output_dir: {output_dir}{state}")
     print(f"TRL config ({algo.trl_config}), fields that differ from TRL's defaults:")
     for name, value, default, source in trl_changes(run):
         print(f"  {name} = {value!r}   (TRL default {default!r}; from {source})")

@@ -1,5 +1,6 @@
-"""A command-line run's output_dir: the checkpoint `--resume` continues from, the refusal to write into a
-non-empty folder, and what `--overwrite` may delete (nothing the run reads; see textrl.overwrite).
+"""A command-line run's output_dir against what the run reads: it may not be or lie inside an input (a dataset
+folder that the run's files would break), and `--overwrite` may delete nothing the run reads (textrl.overwrite).
+What a folder holds and what `--resume` continues from is textrl.run_folder's, shared with the Python API.
 
 Shared by `textrl-train` and its `--dry-run`, which make the same checks. Imports no pydantic and no torch at
 import time: `textrl-train --help` imports this module.
@@ -7,88 +8,35 @@ import time: `textrl-train --help` imports this module.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, Problem
-from ..run_files import CHECKPOINT, TRAINER_STATE
 
 if TYPE_CHECKING:
     from ..overwrite import Input
     from .assemble import Assembled
 
 
-def last_checkpoint(output_dir: Path) -> Path | None:
-    """The highest-numbered complete `checkpoint-N` folder, or None.
-
-    transformers writes trainer_state.json last, so a folder without it was cut off mid-save: it is skipped,
-    and said so.
-    """
-    if not output_dir.is_dir():
-        return None
-    if os.environ.get("RANK", "0") == "0":  # one process of a multi-GPU launch cleans up
-        from ..trainers.atomic import discard_partial  # not at import time: --help stays free of pydantic
-
-        discard_partial(output_dir, prog="textrl-train")
-    found = sorted((int(m.group(1)), p) for p in output_dir.iterdir() if p.is_dir() and (m := CHECKPOINT.match(p.name)))
-    complete = [(n, p) for n, p in found if (p / TRAINER_STATE).is_file()]
-    newest = max(complete)[1] if complete else None
-    for n, p in found:
-        if (p / TRAINER_STATE).is_file() or (complete and n < complete[-1][0]):
+def _dataset_inputs(key: str, section: Any, base_dir: Path) -> list[tuple[str, Path | str | None]]:
+    """The local files and folders a dataset section reads: its path, or with data_files the files they match
+    (load_dataset then reads only those, not the whole folder)."""
+    pairs: list[tuple[str, Path | str | None]] = []
+    for i, source in enumerate(section.mixture or [section]):
+        if not source.path:
             continue
-        print(
-            f"textrl-train: ignoring {p.name}: it has no trainer_state.json, so its save was cut off", file=sys.stderr
-        )
-    return newest
-
-
-def check_output_dir(output_dir: Path, *, resume: bool, overwrite: bool, algo: str | None = None) -> Path | None:
-    """The checkpoint to resume from, or None; refuses to clobber a non-empty output_dir silently."""
-    if resume and overwrite:
-        raise ConfigError([Problem("--resume", "--resume and --overwrite contradict each other. Fix: choose one.")])
-    if output_dir.exists() and not output_dir.is_dir():
-        raise ConfigError(
-            [
-                Problem(
-                    "output_dir",
-                    f"{output_dir} is a file; output_dir is the folder for checkpoints, the model and the manifest. "
-                    "Fix: choose a folder, e.g. out/run.",
-                )
-            ]
-        )
-    contents = sorted(p.name for p in output_dir.iterdir()) if output_dir.is_dir() else []
-    if resume:
-        checkpoint = last_checkpoint(output_dir)
-        if checkpoint is None:
-            raise ConfigError(
-                [
-                    Problem(
-                        "--resume",
-                        f"found no complete checkpoint-N folder in {output_dir}. Fix: "
-                        "drop --resume to start a new run, or point output_dir at the earlier run.",
-                    )
-                ]
-            )
-        if algo is not None:
-            from ..trainers.manifest import check_same_algorithm
-
-            check_same_algorithm(output_dir, algo)
-        return checkpoint
-    if contents and not overwrite:
-        shown = ", ".join(contents[:5]) + (", ..." if len(contents) > 5 else "")
-        raise ConfigError(
-            [
-                Problem(
-                    "output_dir",
-                    f"{output_dir} is not empty ({shown}). Fix: --resume to continue "
-                    "from its last checkpoint, --overwrite to delete it and start over, or another "
-                    "output_dir.",
-                )
-            ]
-        )
-    return None
+        what = f"{key}.path {source.path}" if section.mixture is None else f"{key}.mixture[{i}].path {source.path}"
+        path = Path(source.path)
+        path = path if path.is_absolute() else base_dir / path
+        files = source.data_files
+        patterns = [files] if isinstance(files, str) else list(files or [])
+        if isinstance(files, dict):
+            patterns = [p for value in files.values() for p in ([value] if isinstance(value, str) else value)]
+        if patterns and path.is_dir():
+            pairs += [(f"{what} (data_files)", match) for pattern in patterns for match in path.glob(pattern)]
+        else:
+            pairs.append((what, path))
+    return pairs
 
 
 def run_inputs(run: Assembled) -> list[Input]:
@@ -99,8 +47,8 @@ def run_inputs(run: Assembled) -> list[Input]:
     pairs: list[tuple[str, Path | str | None]] = [("the config file", run.path)]
     for key in ("dataset", "eval_dataset"):
         section = getattr(cfg, key, None)
-        if section is not None and section.path:
-            pairs.append((f"{key}.path {section.path}", run.base_dir / section.path))
+        if section is not None:
+            pairs += _dataset_inputs(key, section, run.base_dir)
     model = getattr(cfg, "model", None)
     if model is not None:
         pairs += model_inputs(f"model.name {model.name}", model.name, run.base_dir)
@@ -108,8 +56,53 @@ def run_inputs(run: Assembled) -> list[Input]:
     return inputs(pairs)
 
 
+def check_outside_inputs(run: Assembled, output_dir: Path) -> None:
+    """Refuse an output_dir that is something the run reads, or lies inside a dataset folder: the run's files would
+    become part of that dataset (datasets reads every data file in a folder, so it would no longer load)."""
+    target = output_dir.expanduser().resolve()
+    for item in run_inputs(run):
+        inside = item.what.startswith(("dataset.", "eval_dataset.")) and item.path in target.parents
+        if target == item.path or inside:
+            where = "is" if target == item.path else "lies inside"
+            raise ConfigError(
+                [
+                    Problem(
+                        "output_dir",
+                        f"{output_dir} {where} {item.what} ({item.path}), which this run reads; the run's checkpoints "
+                        "and files would land in it. Fix: write the run to a folder of its own, e.g. out/run.",
+                    )
+                ]
+            )
+
+
 def check_overwrite(run: Assembled, output_dir: Path) -> None:
     """Refuse `--overwrite` unless output_dir is an earlier run holding nothing this run reads."""
     from ..overwrite import check_replaceable
 
     check_replaceable(output_dir, run_inputs(run), kind="run", field="output_dir")
+
+
+def check_output_target(run: Assembled, *, overwrite: bool) -> None:
+    """Whether the run may make (or, with --overwrite, replace) its output_dir at all: writable, not something the
+    run reads, and not inside a dataset folder; with --overwrite, also nothing the deletion would take."""
+    from ..run_folder import check_writable, contents
+
+    output_dir = Path(run.config.output_dir)  # type: ignore[attr-defined]
+    check_writable(output_dir)
+    if overwrite and contents(output_dir):
+        check_overwrite(run, output_dir)  # says what the deletion would destroy, which covers the rule below
+    else:
+        check_outside_inputs(run, output_dir)
+
+
+def prepare_output_dir(run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False) -> Path | None:
+    """The checks a run makes of its output_dir before anything loads, shared with --dry-run: not held by another
+    run, and empty, resumable or replaceable. Returns the checkpoint to resume."""
+    from ..run_folder import check_output_dir
+    from ..run_lock import check_free
+
+    output_dir = Path(run.config.output_dir)  # type: ignore[attr-defined]
+    check_free(output_dir)
+    return check_output_dir(
+        output_dir, resume=resume, overwrite=overwrite, algo=run.config.algo, resume_changed=resume_changed
+    )

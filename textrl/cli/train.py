@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +13,8 @@ from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
 from ..probe import DEFAULT_GROUPS
 from ..run_files import REPORT_SVG
-from .output_dir import check_output_dir, check_overwrite
+from ..run_folder import clear, contents, note_replaced
+from .output_dir import check_output_target, prepare_output_dir
 
 if TYPE_CHECKING:
     from .assemble import Assembled
@@ -104,6 +105,7 @@ def train_parser() -> argparse.ArgumentParser:
 
 
 def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False) -> int:
+    from ..run_lock import OutputDirLock
     from .assemble import require_section
     from .build import build_trainer
 
@@ -111,31 +113,35 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_change
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
     for section in ("model", "dataset"):  # a missing section is said before the output folder is looked at
         require_section(run, section)
-    checkpoint = check_output_dir(output_dir, resume=resume, overwrite=overwrite, algo=cfg.algo)
-    if overwrite and output_dir.exists():
-        check_overwrite(run, output_dir)
-        if int(os.environ.get("RANK", "0")) == 0:
-            shutil.rmtree(output_dir)
-    trainer = build_trainer(run, cfg)
-    tokenizer = trainer.tokenizer
-    if checkpoint:
-        print(f"textrl-train: resuming from {checkpoint}", file=sys.stderr)
-    from ..trainers.interrupt import TrainingInterrupted
+    check_output_target(run, overwrite=overwrite)
+    with OutputDirLock(output_dir):  # held from the first look at the folder to the last file written
+        checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
+        if not checkpoint and contents(output_dir):
+            if not overwrite:
+                note_replaced(output_dir)
+            clear(output_dir)
+        trainer = build_trainer(run, cfg)
+        tokenizer = trainer.tokenizer
+        if checkpoint:
+            print(f"textrl-train: resuming from {checkpoint}", file=sys.stderr)
+        from ..trainers.interrupt import TrainingInterrupted
 
-    try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None, resume_changed=resume_changed)
-    except TrainingInterrupted as stop:
-        again = " ".join(["textrl-train", *(sys.argv[1:] if sys.argv[0].endswith("textrl-train") else []), "--resume"])
-        print(
-            f"textrl-train: stopped by {stop.signal_name} at step {stop.step}; checkpoint saved to "
-            f"{stop.checkpoint}. Resume with: {again.replace(' --overwrite', '')}",
-            file=sys.stderr,
-        )
-        return 130 if stop.signal_name == "SIGINT" else 143
-    trainer.save_model(str(output_dir))
-    if trainer.trl_trainer.accelerator.is_main_process:
-        tokenizer.save_pretrained(output_dir)
-        _summary(trainer.log_history, output_dir, trainer.trl_trainer.state.global_step, cfg)
+        try:
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None, resume_changed=resume_changed)
+        except TrainingInterrupted as stop:
+            argv = sys.argv[1:] if sys.argv[0].endswith("textrl-train") else []
+            again = ["textrl-train", *(a for a in argv if a != "--overwrite")]
+            again += [] if {"--resume", "--resume-changed"} & set(again) else ["--resume"]
+            print(
+                f"textrl-train: stopped by {stop.signal_name} at step {stop.step}; checkpoint saved to "
+                f"{stop.checkpoint}. Resume with: {shlex.join(again)}",
+                file=sys.stderr,
+            )
+            return 130 if stop.signal_name == "SIGINT" else 143
+        trainer.save_model(str(output_dir))
+        if trainer.trl_trainer.accelerator.is_main_process:
+            tokenizer.save_pretrained(output_dir)
+            _summary(trainer.log_history, output_dir, trainer.trl_trainer.state.global_step, cfg)
     return 0
 
 
@@ -236,6 +242,7 @@ def train_main(argv: list[str] | None = None) -> int:
                 run,
                 resume=bool(args.get("resume") or args.get("resume_changed")),
                 overwrite=bool(args.get("overwrite")),
+                resume_changed=bool(args.get("resume_changed")),
                 device_memory=args.get("device_memory"),
             )
         for key, value in getattr(run.config, "env", {}).items():  # as TRL's CLI: before the run imports anything

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..config import TextRLConfig
+from ..batch_plan import batch_lines
+from ..config import TextRLConfig, processes
 from ..data import check_dataset
 from ..errors import ConfigError, Problem
 from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
@@ -56,6 +57,8 @@ class TextRLTrainer:
         self.tokenizer = tokenizer if tokenizer is not None else processing_class
         self.train_dataset = check_dataset(train_dataset, algo.data_format.name)
         self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
+        if hasattr(self.train_dataset, "__len__"):  # too few rows for one batch: 0 steps (an iterable one has no len)
+            batch_lines(self.config, len(self.train_dataset), processes())
         if self.tokenizer is not None:  # prompts longer than the model or max_length: before TRL tokenizes
             limits = limits_for(self.config, context_of(model))
             count = tokenizer_counter(self.tokenizer)
@@ -123,17 +126,66 @@ class TextRLTrainer:
         end of a round (online algorithms override this; others have no rounds)."""
         return 1, 1
 
-    def train(self, resume_from_checkpoint: str | bool | None = None, *, resume_changed: bool = False) -> Any:
+    def train(
+        self,
+        resume_from_checkpoint: str | bool | None = None,
+        *,
+        resume_changed: bool = False,
+        overwrite: bool = False,
+    ) -> Any:
         """Write the run manifest to output_dir, then train with TRL; returns TRL's TrainOutput.
 
+        output_dir is this run's while it trains: a second run into it is refused, naming this one. A non-empty
+        output_dir needs `resume_from_checkpoint` (True: its last checkpoint) or `overwrite=True`, which replaces
+        an earlier run (a folder with textrl_manifest.json) and nothing else; nothing is replaced silently.
+
         Resuming compares the checkpoint's fingerprint (options, dataset rows, rewards, processes, versions) with
-        this run's: a change that alters what is trained is refused with every difference listed, unless
-        `resume_changed=True`; harmless ones (logging, saving, evaluation cadence) are reported.
+        this run's: a change that alters what is trained, or a checkpoint without its optimizer, scheduler or random
+        state, is refused with every difference listed, unless `resume_changed=True`; harmless ones (logging,
+        saving, evaluation cadence) are reported.
 
         A run that finishes also gets `log_history.json` and its training curves (`report.svg`, `report.md`).
         SIGINT or SIGTERM saves a checkpoint at the end of the current step and raises TrainingInterrupted
         (a KeyboardInterrupt) naming it; a second signal stops at once.
         """
+        from ..run_lock import OutputDirLock, held
+
+        output_dir = self.config.output_dir  # type: ignore[attr-defined]
+        checked = held(output_dir)  # textrl-train took the folder and checked it before loading the model
+        with OutputDirLock(output_dir):
+            if not checked:
+                resume_from_checkpoint = self._check_output_dir(resume_from_checkpoint, resume_changed, overwrite)
+            return self._train(resume_from_checkpoint, resume_changed)
+
+    def _check_output_dir(self, resume: str | bool | None, resume_changed: bool, overwrite: bool) -> str | bool | None:
+        """The Python API's start: the same rule as textrl-train's (textrl.run_folder), spelled as arguments."""
+        from ..run_folder import PYTHON, check_checkpoint, check_output_dir, clear, contents, note_replaced
+
+        output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
+        if isinstance(resume, str):
+            check_checkpoint(Path(resume), resume_changed=resume_changed, wording=PYTHON)
+            return resume
+        checkpoint = check_output_dir(
+            output_dir,
+            resume=bool(resume),
+            overwrite=overwrite,
+            algo=self.config.algo,
+            resume_changed=resume_changed,
+            wording=PYTHON,
+        )
+        if checkpoint is None and contents(output_dir):
+            if overwrite:
+                from ..overwrite import check_replaceable, inputs
+
+                source = getattr(getattr(self.trl_trainer.model, "config", None), "_name_or_path", None)
+                read = inputs([("the model", source)])
+                check_replaceable(output_dir, read, kind="run", field="output_dir")
+            else:
+                note_replaced(output_dir)
+            clear(output_dir)
+        return str(checkpoint) if checkpoint else None
+
+    def _train(self, resume_from_checkpoint: str | bool | None, resume_changed: bool) -> Any:
         accelerator = self.trl_trainer.accelerator
         output_dir = self.config.output_dir  # type: ignore[attr-defined]
         from .fingerprint import FingerprintCheckpoints, check_resume, fingerprint
