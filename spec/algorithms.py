@@ -13,8 +13,11 @@ from .rules import (
     EVAL_GENERATION_BATCH,
     GENERATION_BATCH,
     NO_LORA_ON_HEAD,
+    PADDING_FREE_UNAVAILABLE,
     REF_SYNC_NOT_PRECOMPUTED,
     REFERENCE_CACHE_WHOLE_WEIGHTS,
+    REWARD_WEIGHTS_COUNT,
+    TOOL_ITERATIONS_NEED_TOOLS,
     VLLM_SETTINGS_NEED_VLLM,
     pairwise_rules,
 )
@@ -26,15 +29,16 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
-_ONLINE_RULES = (GENERATION_BATCH, EVAL_GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, VLLM_SETTINGS_NEED_VLLM,
-                 *COMMON_RULES)  # fmt: skip
+_ONLINE_RULES = (GENERATION_BATCH, EVAL_GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, REWARD_WEIGHTS_COUNT,
+                 VLLM_SETTINGS_NEED_VLLM, *COMMON_RULES)  # fmt: skip
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,
     summary="Group Relative Policy Optimization: samples a group of completions per prompt and uses each "
     "completion's reward relative to its group as the advantage; no value model.",
     trl_trainer="trl.GRPOTrainer", trl_config="trl.GRPOConfig", data_format=PROMPT_ONLY,
-    options=(*COMMON, *on.GENERATION, *on.GRPO_LOSS, *_ONLINE_TAIL), rules=_ONLINE_RULES,
+    options=(*COMMON, *on.GENERATION, *on.GRPO_LOSS, *_ONLINE_TAIL),
+    rules=(*_ONLINE_RULES, TOOL_ITERATIONS_NEED_TOOLS),
     paper=_hf("2402.03300", "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models"),
 )  # fmt: skip
 
@@ -70,7 +74,8 @@ REINFORCE_PP = Algorithm(
 _PAIR_BASE = (*COMMON, pref.BETA_DPO, pref.MAX_LENGTH, pref.PADDING_FREE, pref.LD_ALPHA,
               *pref.REFERENCE)  # fmt: skip
 _F_DIV = (pref.F_DIVERGENCE_TYPE, pref.F_ALPHA_DIVERGENCE_COEF)
-_PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, REFERENCE_CACHE_WHOLE_WEIGHTS)
+_PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, REFERENCE_CACHE_WHOLE_WEIGHTS,
+               PADDING_FREE_UNAVAILABLE)  # fmt: skip
 _DPO_TRAINER = {"trl_trainer": "trl.DPOTrainer", "trl_config": "trl.DPOConfig", "family": Family.PAIRWISE,
                 "data_format": PAIRWISE}  # fmt: skip
 

@@ -78,6 +78,11 @@ def _class_fields(release: str, trl_config: str) -> dict[str, str]:
     return {entry.partition(".")[2]: entry.partition(".")[0] for entry in entries}
 
 
+def class_field_names(release: str, trl_config: str) -> frozenset[str]:
+    """The init fields of a TRL config class in a release, as that release names them."""
+    return frozenset(_class_fields(release, trl_config))
+
+
 def field_record(release: str, trl_config: str, name: str) -> dict[str, Any] | None:
     """The snapshot record of a field (named as the newest release names it) in a release's TRL config class; None
     when that release's class lacks it."""

@@ -215,6 +215,7 @@ def load_model(
     trust_remote_code: bool = False,
     gguf_file: str | None = None,
     seed: int | None = 42,
+    field: str = "name_or_path",
 ) -> tuple[Any, Any, Any]:
     """Load `(policy, tokenizer, ref_or_None)` from a hub id, a local folder, a `.gguf` file, or a built-in model:
     `textrl:tiny` (offline demo model) or `textrl:smollm2` (SmolLM2-135M-Instruct, fetched once).
@@ -236,7 +237,13 @@ def load_model(
       float32 folder under $TEXTRL_HOME/gguf without the quantizer state that makes TRL refuse training, and
       loaded from there: an ordinary model for full fine-tuning or LoRA, with the file's tokenizer and chat
       template. Needs `pip install 'textrl[gguf]'`.
+    - A reference that cannot load (a missing folder, one without config.json, weights or tokenizer files, a
+      safetensors file cut short, a hub id the machine cannot fetch) is a ConfigError naming `field` and the fix,
+      before transformers is imported.
     """
+    from .model_source import check_model_reference
+
+    check_model_reference(name_or_path, field, gguf_file=gguf_file, revision=revision)
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
     name_or_path = builtin_model(name_or_path, gguf_file)
@@ -311,4 +318,5 @@ def load_section(
         trust_remote_code=section.trust_remote_code,
         gguf_file=section.gguf_file,
         seed=seed,
+        field="model.name",
     )

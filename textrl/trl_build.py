@@ -66,25 +66,24 @@ def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
     return None if value is None else tuple(value)
 
 
-def finish(
-    trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig, mirrored: tuple[str, ...] = ()
-) -> Any:
-    """Merge spec values, the mirrored options the user set, fixed values and `extra`, check `extra` against the TRL
-    class, and build it."""
-    values = {**values, **{name: getattr(cfg, name) for name in mirrored if name in cfg.model_fields_set}}
-    trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
-    extra: dict[str, Any] = getattr(cfg, "extra", {})
+def extra_problems(
+    cfg: TextRLConfig, trl_fields: set[str], trl_class: str, values: dict[str, Any], fixed: dict[str, Any]
+) -> list[Problem]:
+    """What is wrong with the keys of `extra` (and `--set` keys that landed there): not a field of `trl_class`, or
+    a field a TextRL option or the algorithm already sets. The run checks the installed TRL class; the dry run the
+    snapshot of the installed release (the same names)."""
     options = {o.name: o for o in cfg.algorithm().options}
     problems = []
-    for key in extra:
+    for key in getattr(cfg, "extra", {}):
         if key not in trl_fields:
-            guess = closest(key, sorted(trl_fields))
+            guess = closest(key.strip(), sorted(trl_fields))
             hint = f" Did you mean {guess!r}?" if guess else ""
+            spaces = " (it has spaces around it)" if key != key.strip() else ""
             problems.append(
                 Problem(
                     f"extra.{key}",
-                    f"is not a field of the installed {trl_class.__name__}.{hint} Fix: use a field name of "
-                    f"{trl_class.__module__}.{trl_class.__name__}, or remove it.",
+                    f"is not a field of the installed {trl_class.rpartition('.')[2]}{spaces}.{hint} Fix: use a field "
+                    f"name of {trl_class}, or remove it.",
                 )
             )
         elif key in values or key in fixed or key in options:
@@ -96,6 +95,19 @@ def finish(
                     f"{why}. Fix: remove it from extra" + (f" and set {owner}." if key not in fixed else "."),
                 )
             )
+    return problems
+
+
+def finish(
+    trl_class: type, values: dict[str, Any], fixed: dict[str, Any], cfg: TextRLConfig, mirrored: tuple[str, ...] = ()
+) -> Any:
+    """Merge spec values, the mirrored options the user set, fixed values and `extra`, check `extra` against the TRL
+    class, and build it."""
+    values = {**values, **{name: getattr(cfg, name) for name in mirrored if name in cfg.model_fields_set}}
+    trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
+    extra: dict[str, Any] = getattr(cfg, "extra", {})
+    options = {o.name: o for o in cfg.algorithm().options}
+    problems = extra_problems(cfg, trl_fields, cfg.algorithm().trl_config, values, fixed)
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
     set_by_user = {o.trl_name or o.name for o in options.values() if o.name in cfg.model_fields_set} | set(extra)

@@ -52,7 +52,8 @@ MAX_LENGTH = Option(
 )  # fmt: skip
 PADDING_FREE = Option(
     name="padding_free", annotation=bool, default=False, trl_name="padding_free", group="Data",
-    description="Pack the batch without padding (needs flash attention).",
+    description="Forward passes without padding (flattened batch, flash attention only). Every TRL release in the "
+    "window turns it off in the DPO trainer, so true is refused (rule padding_free_unavailable).",
 )  # fmt: skip
 
 PRECOMPUTE_REF_LOG_PROBS = Option(

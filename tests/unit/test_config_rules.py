@@ -187,6 +187,18 @@ PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
      {"algo": "grpo", "extra": {"log_unique_prompts": True}}),
     ("output_dir required", {"algo": "grpo", "output_dir": None}, r"output_dir: got None \(NoneType\); allowed: a non-empty string",
      {"algo": "grpo"}),
+    ("padding_free switched off by TRL", {"algo": "dpo", "padding_free": True},
+     r"padding_free: padding_free=True: TRL 1\.13 to 1\.16 accept it for DPO and then switch it off.*Fix: drop padding_free",
+     {"algo": "dpo", "padding_free": False}),
+    ("tool iterations without tools", {"algo": "grpo", "max_tool_calling_iterations": 3},
+     r"max_tool_calling_iterations: max_tool_calling_iterations=3 bounds the loop .* gives TRL no tools.*Fix: remove it",
+     {"algo": "grpo", "max_tool_calling_iterations": None}),
+    ("reward_weights per reward", {"algo": "rloo", "reward": ["a:b", "c:d"], "reward_weights": [1.0]},
+     r"reward_weights: reward_weights has 1 values for 2 reward function\(s\) in reward:.*Fix: give one weight per reward",
+     {"algo": "rloo", "reward": ["a:b", "c:d"], "reward_weights": [1.0, 0.5]}),
+    ("reward_weights beside reward.weights", {"algo": "grpo", "reward": {"compose": ["a:b", "c:d"], "weights": [1, 2]}, "reward_weights": [1.0, 1.0]},
+     r"reward_weights: reward_weights and reward\.weights are both set.*Fix: keep reward\.weights",
+     {"algo": "grpo", "reward": {"compose": ["a:b", "c:d"]}, "reward_weights": [1.0, 1.0]}),
 ]  # fmt: skip
 
 

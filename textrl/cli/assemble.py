@@ -131,6 +131,7 @@ def assemble(
     pending: list[tuple[str, Any]] = []  # --set of a key outside the sections: an option, or a field for extra
     for item in sets:
         key, sep, raw = item.partition("=")
+        key = key.strip()  # `--set " beta = 0.1"`: no option name has spaces, so they are only form
         if not sep or not key:
             raise ConfigError(
                 [Problem("--set", f"got {item!r}; allowed: key=value. Fix: e.g. --set log_unique_prompts=true")]

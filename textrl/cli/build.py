@@ -30,6 +30,7 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
 
     The TRL config is built once, before a model loads: extra names, precision and distributed settings fail there,
     and with DeepSpeed ZeRO-3 that object is what makes from_pretrained partition the weights as they load."""
+    from ..model_source import resolve_local
     from ..models import load_section
     from ..reward_refs import reward_from_section
     from ..spec import Reference
@@ -40,8 +41,13 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
 
     family = cfg.algorithm().family
     model_section = require_section(run, "model")
+    model_section = model_section.model_copy(update={"name": resolve_local(model_section.name, run.base_dir)})
     train, evaluation = data if data is not None else load_data(run, cfg)
     reward = reward_from_section(require_section(run, "reward"), run.base_dir) if family.needs_reward else None
+    if isinstance(reward, str):  # a reward model: TRL loads it late, with transformers' messages
+        from ..model_source import check_reward_model
+
+        check_reward_model(reward)
     trl_config = build_trl_config(cfg)
     mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
     # with the reference cache the reference log-probs come from the cache or from the policy's initial weights

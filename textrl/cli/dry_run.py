@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..distributed import check_engines, trl_arguments
-from ..errors import ConfigError, Problem
+from ..errors import ConfigError
 from ..reward_checks import check_distinct_names, check_signature
 from ..rewards import Composed, as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family, Reference
@@ -68,21 +68,9 @@ def _check_reward(run: Assembled, rows: Any) -> str:
         return f"reward model {section.model}: TextRL's built-in tiny classifier, built at start"
     reward = reward_from_section(section, run.base_dir)
     if isinstance(reward, str):
-        config = Path(reward) / "config.json"
-        if not config.is_file():
-            return f"reward model {reward}: not a local folder; it is loaded from the hub at start"
-        archs = json.loads(config.read_text()).get("architectures") or []
-        if not any(a.endswith("ForSequenceClassification") for a in archs):
-            raise ConfigError(
-                [
-                    Problem(
-                        "reward.model",
-                        f"{reward} is {archs or 'an unknown architecture'}, not a sequence "
-                        "classifier. Fix: point at a model trained with algo reward_model.",
-                    )
-                ]
-            )
-        return f"reward model {reward}: a sequence classifier ({archs[0]})"
+        from ..model_source import check_reward_model
+
+        return f"reward model {check_reward_model(reward)}"
     sample = rows.select(range(min(4, len(rows))))
     prompts = list(sample["prompt"])
     columns = {c: list(sample[c]) for c in sample.column_names if c != "prompt"}
@@ -121,6 +109,22 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
                      [f"WARNING: {note}" for note in notes])  # fmt: skip
 
 
+def _check_extra(cfg: Any) -> str:
+    """extra's keys (and --set keys that land there) against the installed release's TRL config class: the run's
+    own check, from the snapshot instead of TRL itself."""
+    from ..releases import installed_release
+    from ..spec.trl_releases import class_field_names
+    from ..trl_build import extra_problems
+
+    release, algo = installed_release(), cfg.algorithm()
+    if release is None:
+        return f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts"
+    problems = extra_problems(cfg, set(class_field_names(release, algo.trl_config)), algo.trl_config, {}, algo.fixed)
+    if problems:
+        raise ConfigError(problems, algo=cfg.algo)
+    return f"extra: {', '.join(cfg.extra)}: fields of {algo.trl_config} in TRL {release}"
+
+
 def _trl_release(cfg: Any) -> str:
     """The installed TRL against the tested window, and each TRL default of that release that differs from the
     newest release's and applies to this run."""
@@ -151,10 +155,13 @@ def dry_run(
         print("\n".join(f"  {note}" for note in notes))
     print(f"config: valid, algo={algo.name} ({algo.title}, {algo.family.value}) -> {algo.trl_trainer}")
     print(_trl_release(cfg))
+    from ..model_source import check_model_reference, resolve_local
+
     model = require_section(run, "model")
-    print(
-        f"model: {model.name}" + (f" with LoRA r={model.peft.r}" if model.peft else "") + " (not loaded in a dry run)"
-    )
+    name = resolve_local(model.name, run.base_dir)
+    found = check_model_reference(name, "model.name", gguf_file=model.gguf_file, revision=model.revision)
+    lora = f" with LoRA r={model.peft.r}" if model.peft else ""
+    print(f"model: {model.name}{lora} (not loaded in a dry run; {found.removeprefix(name + ': ')})")
     from ..memory import describe_plan
 
     what = "--device-memory" if device_memory is not None else ""
@@ -205,10 +212,7 @@ def dry_run(
     for name, value in trl_arguments(cfg).items():
         print(f"distributed: TRL gets {name}={json.dumps(value)}")
     if cfg.extra:  # type: ignore[attr-defined]
-        print(
-            f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts, "  # type: ignore[attr-defined]
-            "before the model loads"
-        )
+        print(_check_extra(cfg))
     state = f" (resuming from {checkpoint.name})" if checkpoint else ""
     if replaced:
         state = f" (holds a run that stopped before its first checkpoint: {', '.join(contents(output_dir))}; replaced)"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -57,7 +59,9 @@ def eval_parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="MODULE:FUNCTION",
-        help="A reward function; repeat for several (each is reported separately).",
+        help="A reward function: module:function (a module importable from the working directory) or "
+        "path/to/file.py:function (relative to the working directory); repeat for several (each is reported "
+        "separately).",
     )
     parser.add_argument("--batch-size", type=_whole(1), default=8, help="Prompts generated together (default 8).")
     parser.add_argument("--max-new-tokens", type=_whole(1), default=64, help="Tokens per completion (default 64).")
@@ -75,7 +79,12 @@ def eval_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="FILE.jsonl",
-        help="Write every prompt, completion and reward here.",
+        help="Write every prompt, completion and reward here (a new file, unless --overwrite).",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="Replace an existing --output file (never one of the command's inputs).",
     )
     return parser
 
@@ -93,9 +102,22 @@ def _load_prompts(args: argparse.Namespace) -> Any:
 
 
 def generate(model: Any, tokenizer: Any, prompts: list[Any], args: argparse.Namespace) -> list[str]:
-    """Completions for `prompts` (num_generations each, in order), batch by batch with a progress bar."""
+    """Completions for `prompts` (num_generations each, in order), batch by batch. The progress bar counts tokens
+    as they are generated, so a slow batch (a real model on a CPU) shows it is moving, not a minute at 0/4."""
     import torch
     from tqdm import tqdm
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class TokenProgress(StoppingCriteria):
+        """Called by generate() after every new token of the batch; stops nothing."""
+
+        def __init__(self, bar: Any, width: int) -> None:
+            self.bar, self.width, self.done = bar, width, 0
+
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            self.bar.update(self.width)
+            self.done += 1
+            return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
 
     tokenizer.padding_side = "left"
     texts = [
@@ -105,20 +127,31 @@ def generate(model: Any, tokenizer: Any, prompts: list[Any], args: argparse.Name
     sampling = {"do_sample": True, "temperature": args.temperature} if args.temperature > 0 else {"do_sample": False}
     out: list[str] = []
     model.eval()
-    for start in tqdm(range(0, len(texts), args.batch_size), desc="generating", unit="batch"):
-        batch = tokenizer(
-            texts[start : start + args.batch_size], return_tensors="pt", padding=True, add_special_tokens=False
-        ).to(model.device)
-        with torch.no_grad():
-            ids = model.generate(
-                **batch,
-                max_new_tokens=args.max_new_tokens,
-                num_return_sequences=args.num_generations,
-                pad_token_id=tokenizer.pad_token_id,
-                **sampling,
-            )
-        out += tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
+    starts = range(0, len(texts), args.batch_size)
+    total = len(texts) * args.num_generations * args.max_new_tokens
+    with tqdm(total=total, desc="generating", unit="tok") as bar:
+        for number, start in enumerate(starts, 1):
+            bar.set_postfix_str(f"batch {number}/{len(starts)}")
+            chunk = texts[start : start + args.batch_size]
+            batch = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+            progress = TokenProgress(bar, len(chunk) * args.num_generations)
+            with torch.no_grad():
+                ids = model.generate(
+                    **batch,
+                    max_new_tokens=args.max_new_tokens,
+                    num_return_sequences=args.num_generations,
+                    pad_token_id=tokenizer.pad_token_id,
+                    stopping_criteria=StoppingCriteriaList([progress]),
+                    **sampling,
+                )
+            bar.update(progress.width * (args.max_new_tokens - progress.done))  # a batch that ended early (EOS)
+            out += tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
     return out
+
+
+def say(text: str) -> None:
+    """A line on stderr saying what the command is doing (stdout holds the results)."""
+    print(f"textrl-eval: {text}", file=sys.stderr, flush=True)
 
 
 def _device() -> str:
@@ -152,32 +185,73 @@ def summarize(scores: dict[str, list[float | None]]) -> str:
     return "\n".join(lines)
 
 
+def _refused(output: Path, text: str) -> ConfigError:
+    return ConfigError([Problem("--output", f"{output} {text}")])
+
+
 def check_output(args: argparse.Namespace) -> None:
-    """`--output` is a file this command may write: not a folder, and not a file the command reads."""
+    """`--output` is a file this command may write, checked before the model loads: not a folder, not a file the
+    command reads (even with --overwrite), not an existing file without --overwrite, and in a folder that exists or
+    can be made and is writable."""
     from ..overwrite import inputs, model_inputs, module_file
+    from ..reward_refs import is_file_ref, ref_path
 
     output: Path = args.output
     if output.is_dir():
-        raise ConfigError(
-            [Problem("--output", f"{output} is a folder. Fix: give a file name, e.g. {output / 'scores.jsonl'}.")]
+        example = output / "scores.jsonl"
+        raise _refused(output, f"is a folder; --output takes a file. Fix: give a file name, e.g. {example}.")
+    if output.exists():
+        cwd = Path.cwd()
+        pairs: list[tuple[str, Path | str | None]] = [(f"--dataset {args.dataset}", args.dataset)]
+        pairs += model_inputs(f"--model {args.model}", args.model, cwd)
+        pairs += [
+            (f"the module of --reward {ref}", ref_path(ref, cwd) if is_file_ref(ref) else module_file(ref, cwd))
+            for ref in args.reward
+        ]
+        target = output.resolve()
+        for item in inputs(pairs):
+            if item.path == target or item.path in target.parents:
+                raise _refused(
+                    output,
+                    f"is {item.what} ({item.path}), which this command reads; writing the scores there would "
+                    "destroy it (--overwrite does not change that). Fix: write them to a new file, e.g. --output "
+                    "scores.jsonl.",
+                )
+        if not args.overwrite:
+            raise _refused(output, "exists. Fix: choose a new file, or pass --overwrite to replace it.")
+    folder = output.parent
+    while not folder.exists() and folder != folder.parent:  # the folders to be made: check where they would go
+        folder = folder.parent
+    if not folder.is_dir():
+        raise _refused(
+            output,
+            f"cannot be written: {folder} is a file, not a folder. Fix: choose a path in a folder, e.g. --output "
+            f"{folder.parent / 'scores.jsonl'}.",
         )
-    if not output.exists():
-        return
-    pairs: list[tuple[str, Path | str | None]] = [(f"--dataset {args.dataset}", args.dataset)]
-    pairs += model_inputs(f"--model {args.model}", args.model, Path.cwd())
-    pairs += [(f"the module of --reward {ref}", module_file(ref, Path.cwd())) for ref in args.reward]
-    target = output.resolve()
-    for item in inputs(pairs):
-        if item.path == target or item.path in target.parents:
-            raise ConfigError(
-                [
-                    Problem(
-                        "--output",
-                        f"{output} is {item.what} ({item.path}), which this command reads; writing the scores "
-                        "there would destroy it. Fix: write them to a new file, e.g. --output scores.jsonl.",
-                    )
-                ]
-            )
+    try:  # a real write, as root too (os.access says yes to root even on a read-only mount)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".textrl-eval-probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        raise _refused(
+            output,
+            f"cannot be written: creating a file in {folder} failed ({exc.strerror or exc}). Fix: choose a folder "
+            "you can write to, e.g. --output scores.jsonl.",
+        ) from None
+
+
+def write_rows(output: Path, rows: list[dict[str, Any]]) -> None:
+    """Write the rows as JSON lines, all or nothing: into a temporary file beside `output`, then renamed."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            for row in rows:
+                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(partial, output)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
 
 
 def eval_main(argv: list[str] | None = None) -> int:
@@ -193,21 +267,35 @@ def eval_main(argv: list[str] | None = None) -> int:
     try:
         if args.output is not None:
             check_output(args)
-        from transformers import set_seed
-
-        from ..models import load_model
+        elif args.overwrite:
+            raise ConfigError([Problem("--overwrite", "is given without --output. Fix: add --output FILE.jsonl.")])
         from ..reward_checks import check_signature
         from ..reward_refs import resolve_ref
         from ..rewards import as_reward
 
-        rewards = {ref: as_reward(resolve_ref(ref, Path.cwd(), "--reward")) for ref in args.reward}
+        rewards = {ref: as_reward(resolve_ref(ref, Path.cwd(), "--reward", caller="eval")) for ref in args.reward}
+        say(f"reading prompts from {args.dataset}")
         data = _load_prompts(args)
         for fn in rewards.values():  # a parameter nothing fills is named before the model loads
             check_signature(fn, data.column_names)
+        device = _device()
+        say(f"loading the model {args.model} (onto {device}) ...")
+        started = time.perf_counter()
+        from transformers import set_seed
+
+        from ..models import load_model
+
         set_seed(args.seed)
         model, tokenizer, _ = load_model(args.model, load_ref=False, task="causal-lm", gguf_file=args.gguf_file)
-        model.to(_device())
+        model.to(device)
+        say(f"model loaded in {time.perf_counter() - started:.1f} s")
         prompts = list(data["prompt"])
+        batches = math.ceil(len(prompts) / args.batch_size)
+        say(
+            f"generating {len(prompts) * args.num_generations} completions ({len(prompts)} prompts x "
+            f"{args.num_generations}) in {batches} batch(es) of up to {args.batch_size} prompts, at most "
+            f"{args.max_new_tokens} new tokens each"
+        )
         started = time.perf_counter()
         texts = generate(model, tokenizer, prompts, args)
         seconds = time.perf_counter() - started
@@ -217,6 +305,7 @@ def eval_main(argv: list[str] | None = None) -> int:
         columns = {
             c: [v for v in data[c] for _ in range(args.num_generations)] for c in data.column_names if c != "prompt"
         }
+        say(f"scoring with {len(rewards)} reward(s)")
         scores = {ref: fn(prompts=repeated, completions=completions, **columns) for ref, fn in rewards.items()}
     except (ConfigError, DataError, RewardError) as exc:
         print(f"textrl-eval: {exc}", file=sys.stderr)
@@ -227,10 +316,10 @@ def eval_main(argv: list[str] | None = None) -> int:
     )
     print(summarize(scores))
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        with args.output.open("w", encoding="utf-8") as handle:
-            for i, (prompt, completion) in enumerate(zip(repeated, completions, strict=True)):
-                row = {"prompt": prompt, "completion": completion, "rewards": {r: s[i] for r, s in scores.items()}}
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        rows = [
+            {"prompt": prompt, "completion": completion, "rewards": {r: s[i] for r, s in scores.items()}}
+            for i, (prompt, completion) in enumerate(zip(repeated, completions, strict=True))
+        ]
+        write_rows(args.output, rows)
         print(f"wrote {len(completions)} rows to {args.output}")
     return 0
