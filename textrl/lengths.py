@@ -4,8 +4,8 @@ TRL does not look: a 100,000-character prompt on a 512-position model makes one 
 or KTO prompt that fills max_length leaves nothing of the completion (TRL keeps the start), and RewardTrainer
 drops rows longer than max_length without a word. A token is at least one byte of UTF-8 text, so only rows whose
 size comes near the limit are tokenized: a dataset of short rows costs nothing to check. Chat rows are counted
-through the chat template; the dry run, which imports no torch, renders it with jinja2 and counts with the
-`tokenizers` library from the model's folder.
+through the chat template; the dry run, which imports no torch, renders it with textrl.chat_template (jinja2, as
+transformers does) and counts with the `tokenizers` library from the model's folder.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -164,19 +165,27 @@ def warn(notes: list[str]) -> None:
 def tokenizer_counter(tokenizer: Any) -> Counter:
     """Counts with a transformers tokenizer; chat prompts go through its chat template with the generation prompt."""
 
+    def apply(messages: Any) -> str:
+        return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+
     def count(values: Sequence[Any], prompt: bool) -> list[int]:
-        texts = [_render(tokenizer.apply_chat_template, v, prompt) for v in values]
+        texts = [_render(apply, v, prompt, strict=False) for v in values]
         return [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
     return count
 
 
-def _render(apply: Callable[..., Any] | None, value: Any, prompt: bool) -> str:
+def _render(apply: Callable[[Any], str] | None, value: Any, prompt: bool, *, strict: bool) -> str:
+    """A row's text: chat prompts through the template (with the generation prompt), other chat values as their
+    contents. `strict`: a template that fails on the messages raises (the dry run, where the error is the news);
+    otherwise the contents are counted and TRL reports the failure when it applies the template itself."""
     if isinstance(value, str):
         return value
     if prompt and apply is not None:
+        if strict:
+            return apply(value)
         try:
-            return str(apply(value, tokenize=False, add_generation_prompt=True))
+            return apply(value)
         except Exception:  # a template that refuses these messages: fall back to the contents
             pass
     return "\n".join(str(m.get("content", "")) for m in value)
@@ -197,16 +206,21 @@ def context_of(model: Any) -> int | None:
 
 def folder_counter(folder: Path) -> tuple[Counter, int | None] | None:
     """A counter from `folder/tokenizer.json` (the `tokenizers` library, no torch) and the model's context from
-    `config.json`; None when the folder has no fast tokenizer."""
+    `config.json`; None when the folder has no fast tokenizer. Chat prompts go through the folder's chat template,
+    rendered as transformers renders it (textrl.chat_template); a template that does not compile raises ConfigError
+    at once, one that refuses a row's messages raises DataError when that row is counted."""
     if not (folder / "tokenizer.json").is_file():
         return None
     from tokenizers import Tokenizer
 
+    from .chat_template import chat_renderer
+
+    renderer = chat_renderer(folder)  # a template that does not compile: ConfigError naming the file, here
+    template = None if renderer is None else partial(renderer, add_generation_prompt=True)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    template = _chat_template(folder)
 
     def count(values: Sequence[Any], prompt: bool) -> list[int]:
-        texts = [_render(template, v, prompt) for v in values]
+        texts = [_render(template, v, prompt, strict=True) for v in values]
         return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     context = None
@@ -219,35 +233,6 @@ def folder_counter(folder: Path) -> tuple[Counter, int | None] | None:
     except (OSError, ValueError):
         pass
     return count, context if isinstance(context, int) else None
-
-
-def _chat_template(folder: Path) -> Callable[..., str] | None:
-    """The folder's chat template as a function, rendered as transformers renders it (sandboxed jinja2)."""
-    text = None
-    if (folder / "chat_template.jinja").is_file():
-        text = (folder / "chat_template.jinja").read_text(encoding="utf-8")
-    elif (folder / "tokenizer_config.json").is_file():
-        try:
-            found = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("chat_template")
-        except ValueError:
-            found = None
-        text = found if isinstance(found, str) else None
-    if text is None:
-        return None
-    from jinja2.ext import loopcontrols
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(message: str) -> None:
-        raise ValueError(message)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
-    env.globals["raise_exception"] = raise_exception
-    compiled = env.from_string(text)
-
-    def apply(messages: Any, *, tokenize: bool = False, add_generation_prompt: bool = True) -> str:
-        return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt)
-
-    return apply
 
 
 def limits_for(config: Any, context: int | None) -> Limits:
