@@ -3,6 +3,11 @@
 The log history comes from `output_dir/log_history.json`, which `TextRLTrainer.train()` writes at the end of a
 run, or else from the newest `checkpoint-N/trainer_state.json`. The figure is SVG text written by
 `textrl.svg_chart` (standard library only, milliseconds), so drawing it costs a run nothing measurable.
+
+The held-out evaluation comes first in both (`textrl.held_out`): what the run scored on its eval set, before and
+after, or a line saying it has none and how to get one. An online run's losses (GRPO, RLOO, REINFORCE++) are
+policy-gradient surrogates, so their panels come after the rewards and are titled as surrogates, never as scores.
+Each ± band is cut at its metric's possible range (`textrl.metric_range` states the rule).
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard
 
+from . import held_out
+from .metric_range import value_range
 from .run_files import CHECKPOINT, LOG_HISTORY, MANIFEST, REPORT, TRAINER_STATE
 
 _COMPONENT = re.compile(r"^rewards/([^/]+)/mean$")  # GRPO/RLOO: one per reward function
@@ -23,23 +31,29 @@ _COMPONENT = re.compile(r"^rewards/([^/]+)/mean$")  # GRPO/RLOO: one per reward 
 
 @dataclass(frozen=True)
 class Panel:
-    """One plot: a metric over steps, with an optional ± band from a second metric."""
+    """One plot: a metric over steps, with an optional ± band from a second metric, drawn for the runs it means
+    the same thing in (a loss is a score for DPO, a surrogate for GRPO)."""
 
     metric: str
     title: str
     band: str | None = None
+    runs: Literal["all", "online", "offline"] = "all"
+
+    def shows(self, run: Run) -> bool:
+        return self.runs == "all" or (self.runs == "online") == run.online
 
 
-# In display order; a panel is drawn only where some run logged its metric.
+# After the held-out panels, in display order; a panel is drawn only where some run it shows logged its metric.
 _PANELS = (
-    Panel("loss", "Training loss"),
-    Panel("eval_loss", "Eval loss"),
+    Panel("loss", "Training loss", runs="offline"),
     Panel("reward", "Reward (mean ± std)", band="reward_std"),
     Panel("kl", "KL to the reference model"),
     Panel("completions/mean_length", "Completion length (tokens)"),
     Panel("rewards/accuracies", "Preference accuracy (chosen > rejected)"),
     Panel("rewards/margins", "Reward margin (chosen − rejected)"),
     Panel("accuracy", "Reward model accuracy (chosen > rejected)"),
+    Panel("loss", f"Training loss {held_out.SURROGATE_TITLE}", runs="online"),
+    Panel("eval_loss", f"Eval loss {held_out.SURROGATE_TITLE}", runs="online"),
     Panel("learning_rate", "Learning rate"),
 )
 
@@ -64,6 +78,11 @@ class Run:
             if _number(value) and _number(step) and math.isfinite(value):
                 found[float(step)] = float(value)
         return found
+
+    @cached_property
+    def online(self) -> bool:
+        """Whether the run scores its own samples with rewards (GRPO, RLOO, REINFORCE++): its losses are surrogates."""
+        return held_out.is_online(self.history, self.algo)
 
     @property
     def global_step(self) -> int:
@@ -125,10 +144,15 @@ def load_run(output_dir: str | os.PathLike[str], label: str | None = None) -> Ru
 
 
 def panels(runs: Sequence[Run]) -> list[Panel]:
-    """The panels some run has data for: the fixed ones in order, each reward component after `reward`."""
+    """The panels some run has data for: the held-out scores first (online runs' reward and components, then the
+    others' loss, accuracy and margin), then the fixed ones in order, each reward component after `reward`."""
     logged = {metric for run in runs for entry in run.history for metric in entry}
     components = sorted({m for m in logged if _COMPONENT.match(m)})
     chosen: list[Panel] = []
+    for online in (True, False):
+        group = [entry for run in runs if run.online is online for entry in run.history]
+        chosen += [Panel(s.metric, s.title, s.band, "online" if online else "offline")
+                   for s in held_out.scores(group, online)]  # fmt: skip
     for panel in _PANELS:
         if panel.metric in logged:
             chosen.append(panel)
@@ -137,7 +161,7 @@ def panels(runs: Sequence[Run]) -> list[Panel]:
                 name = metric.split("/")[1]
                 band = f"rewards/{name}/std"
                 chosen.append(Panel(metric, f"Reward component: {name}", band=band if band in logged else None))
-    return [p for p in chosen if any(run.points(p.metric) for run in runs)]
+    return [p for p in chosen if any(p.shows(run) and run.points(p.metric) for run in runs)]
 
 
 def _labels(folders: Sequence[Path]) -> list[str]:
@@ -169,8 +193,9 @@ def write_report(
     chosen = panels(runs)
     if not chosen:
         raise ValueError(
-            f"{runs[0].source}: the log history holds no metric to plot (looked for "
-            f"{', '.join(p.metric for p in _PANELS)}). Fix: set logging_steps so the run logs at least one step."
+            f"{runs[0].source}: the log history holds no metric to plot (looked for eval_reward, "
+            f"{', '.join(dict.fromkeys(p.metric for p in _PANELS))}). Fix: set logging_steps so the run logs at "
+            "least one step."
         )
     prefix = _prefix(output, folders[0])
     prefix.parent.mkdir(parents=True, exist_ok=True)
@@ -187,8 +212,9 @@ def _draw(runs: Sequence[Run], chosen: Sequence[Panel]) -> str:
     charts = [
         Chart(panel.title, "step", panel.metric, [
             Series(run.label, color, list(run.points(panel.metric).items()),
-                   run.points(panel.band) if panel.band else {})
-            for run, color in zip(runs, colors, strict=True) if run.points(panel.metric)
+                   run.points(panel.band) if panel.band else {},
+                   value_range(panel.metric, run.points(panel.metric).values()))
+            for run, color in zip(runs, colors, strict=True) if panel.shows(run) and run.points(panel.metric)
         ])
         for panel in chosen
     ]  # fmt: skip
@@ -207,8 +233,9 @@ def _fmt(value: float) -> str:
 def _markdown(runs: Sequence[Run], chosen: Sequence[Panel], image: str) -> str:
     several = len(runs) > 1
     title = " vs ".join(run.label for run in runs)
-    lines = [f"# Training report: {title}", "", "| run | algorithm | steps | logged steps | folder | log history |"]
-    lines.append("|---|---|---|---|---|---|")
+    lines = [f"# Training report: {title}", ""]
+    lines += held_out.markdown([held_out.Evaluated(run.label, run.algo, run.history) for run in runs])
+    lines += ["## Runs", "", "| run | algorithm | steps | logged steps | folder | log history |", "|---" * 6 + "|"]
     for run in runs:
         lines.append(
             f"| {run.label} | {run.algo or '?'} | {run.global_step} | {run.logged_steps} | `{run.folder}` "
@@ -220,7 +247,7 @@ def _markdown(runs: Sequence[Run], chosen: Sequence[Panel], image: str) -> str:
     for panel in chosen:
         for run in runs:
             values = list(run.points(panel.metric).values())
-            if not values:
+            if not values or not panel.shows(run):
                 continue
             cells = [panel.title, f"`{panel.metric}`", *([run.label] if several else [])]
             cells += [_fmt(values[0]), _fmt(values[-1]), _fmt(min(values)), _fmt(max(values))]

@@ -2,7 +2,8 @@
 
 Standard library only, a few milliseconds per figure: the report is drawn at the end of every run, and importing
 and running a plotting library there cost about a second per run (bench/results.md). Browsers, editors and GitHub
-show SVG, and it stays sharp at any zoom.
+show SVG, and it stays sharp at any zoom. A band is cut at its series' `limits` (the metric's possible range, decided
+by `textrl.metric_range`), and the y axis spans the cut band, so neither shows values the metric cannot take.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ class Series:
     color: str
     points: list[tuple[float, float]]
     band: dict[float, float] = field(default_factory=dict)
+    limits: tuple[float, float] = (-math.inf, math.inf)
+    """The values the metric can take: the band is cut there (a share's mean + std can pass 1)."""
+
+    def banded(self) -> list[tuple[float, float, float, float]]:
+        """(x, y, band low, band high) at each step with a band, the band cut at `limits`."""
+        low, high = self.limits
+        return [
+            (x, y, max(y - d, low), min(y + d, high)) for x, y in self.points if (d := self.band.get(x)) is not None
+        ]
 
 
 @dataclass
@@ -72,8 +82,7 @@ def _panel(chart: Chart, x0: float, y0: float, integer_x: bool) -> list[str]:
     left, top, width, height = LEFT, TOP, WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     xs = [x for s in chart.series for x, _ in s.points]
     ys = [y for s in chart.series for _, y in s.points]
-    ys += [y + d for s in chart.series for x, y in s.points if (d := s.band.get(x)) is not None]
-    ys += [y - d for s in chart.series for x, y in s.points if (d := s.band.get(x)) is not None]
+    ys += [bound for s in chart.series for _, _, low, high in s.banded() for bound in (low, high)]
     x_ticks = nice_ticks(min(xs), max(xs)) if xs else [0.0, 1.0]
     if integer_x:
         x_ticks = sorted({float(round(t)) for t in x_ticks}) or [0.0]
@@ -88,7 +97,9 @@ def _panel(chart: Chart, x0: float, y0: float, integer_x: bool) -> list[str]:
     def py(y: float) -> float:
         return top + height - (y - y_low) / y_span * height
 
-    out.append(f"<text x='{left + width / 2:.1f}' y='18' text-anchor='middle' font-size='14'>"
+    # about 52 characters fit the panel at 14 px; a longer title (a long reward name) shrinks rather than spill over
+    title_size = round(max(9.0, min(14.0, 14.0 * 52 / max(len(chart.title), 1))), 1)
+    out.append(f"<text x='{left + width / 2:.1f}' y='18' text-anchor='middle' font-size='{title_size:g}'>"
                f"{escape(chart.title)}</text>")  # fmt: skip
     out.append(f"<rect x='{left}' y='{top}' width='{width}' height='{height}' fill='white' stroke='#444'/>")
     for t in y_ticks:
@@ -108,10 +119,10 @@ def _panel(chart: Chart, x0: float, y0: float, integer_x: bool) -> list[str]:
     out.append(f"<text transform='translate(13,{top + height / 2:.1f}) rotate(-90)' text-anchor='middle' "
                f"font-size='11'>{escape(chart.y_label)}</text>")  # fmt: skip
     for s in chart.series:
-        banded = [(x, y, s.band[x]) for x, y in s.points if x in s.band]
+        banded = s.banded()
         if banded:
-            upper = " ".join(f"{px(x):.1f},{py(y + d):.1f}" for x, y, d in banded)
-            lower = " ".join(f"{px(x):.1f},{py(y - d):.1f}" for x, y, d in reversed(banded))
+            upper = " ".join(f"{px(x):.1f},{py(high):.1f}" for x, _, _, high in banded)
+            lower = " ".join(f"{px(x):.1f},{py(low):.1f}" for x, _, low, _ in reversed(banded))
             out.append(f"<polygon points='{upper} {lower}' fill='{s.color}' fill-opacity='0.18' stroke='none'/>")
         line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
         out.append(f"<polyline points='{line}' fill='none' stroke='{s.color}' stroke-width='1.8'>"

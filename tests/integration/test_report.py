@@ -1,5 +1,6 @@
-"""Training curves: a finished run leaves log_history.json, report.svg and report.md; runs overlay on one figure;
-a folder without log history is named, with the fix; a report that cannot be drawn never fails the run."""
+"""Training curves: a finished run leaves log_history.json, report.svg and report.md, led by the held-out evaluation
+(or a line saying there is none); runs overlay on one figure; a folder without log history is named, with the fix; a
+report that cannot be drawn never fails the run."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,10 +22,13 @@ pytestmark = pytest.mark.slow
 
 
 def _grpo(tiny: Path, out: Path) -> OnlineTrainer:
+    """4 steps, scored on 4 held-out prompts before training and every 2 steps."""
     model, tok, _ = load_model(str(tiny), load_ref=False)
     rows = rows_for(spec.BY_NAME["grpo"].data_format)
-    config = fast("grpo", out, max_steps=4, save_strategy="steps", save_steps=2)
-    return OnlineTrainer(model=model, tokenizer=tok, config=config, train_dataset=from_list(rows), reward=letters)
+    config = fast("grpo", out, max_steps=4, save_strategy="steps", save_steps=2, eval_strategy="steps", eval_steps=2,
+                  eval_on_start=True, per_device_eval_batch_size=4)  # fmt: skip
+    return OnlineTrainer(model=model, tokenizer=tok, config=config, train_dataset=from_list(rows),
+                         eval_dataset=from_list(rows[:4]), reward=letters)  # fmt: skip
 
 
 def _dpo(tiny: Path, out: Path) -> PreferenceTrainer:
@@ -58,10 +63,9 @@ def _check_svg(path: Path) -> None:
     root = ET.parse(path).getroot()
     assert root.tag == f"{ns}svg" and int(root.get("width", 0)) > 500 and int(root.get("height", 0)) > 300
     panels = root.findall(f"{ns}g")
-    md = path.with_suffix(".md").read_text()
-    metrics = {line.split("|")[2].strip() for line in md.splitlines() if line.startswith("| ") and
-               line.split("|")[2].strip().startswith("`")}  # fmt: skip
-    assert len(panels) == len(metrics) > 0, (len(panels), metrics)
+    titles = {next(panel.iter(f"{ns}text")).text for panel in panels}
+    assert titles == {line.split("|")[1].strip() for line in _metrics_table(path.with_suffix(".md").read_text())}
+    assert len(panels) == len(titles) > 0, (len(panels), titles)
     varied = 0
     for panel in panels:
         texts = [t.text for t in panel.iter(f"{ns}text")]
@@ -75,9 +79,21 @@ def _check_svg(path: Path) -> None:
     assert varied > 0
 
 
+def _metrics_table(md: str) -> list[str]:
+    """The rows of report.md's `## Metrics` table: one per panel of the figure and run."""
+    section = md.split("## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
+
+
 def _panels(md: str) -> set[str]:
-    """The metrics in report.md's table (second column, in backticks)."""
-    return {line.split("|")[2].strip().strip("`") for line in md.splitlines() if line.startswith("| ") and "`" in line}
+    """The metrics in report.md's `## Metrics` table (second column, in backticks)."""
+    return {line.split("|")[2].strip().strip("`") for line in _metrics_table(md)}
+
+
+def _held_out(md: str) -> list[str]:
+    """The non-blank lines of report.md's `## Held-out evaluation` section."""
+    section = md.split("## Held-out evaluation\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.strip()]
 
 
 def test_grpo_run_ends_with_a_report(grpo_run: Path) -> None:
@@ -87,7 +103,30 @@ def test_grpo_run_ends_with_a_report(grpo_run: Path) -> None:
     assert "![report](report.svg)" in md and "`log_history.json`" in md
     shown = _panels(md)
     assert {"loss", "reward", "rewards/letters/mean", "completions/mean_length", "learning_rate"} <= shown, shown
-    assert not shown & {"rewards/accuracies", "rewards/margins", "kl", "eval_loss"}, shown  # GRPO's beta=0: no KL
+    assert {"eval_reward", "eval_rewards/letters/mean"} <= shown, shown
+    assert not shown & {"rewards/accuracies", "rewards/margins", "kl"}, shown  # GRPO's beta=0: no KL
+
+
+def test_grpo_report_leads_with_the_held_out_reward_and_names_its_losses_surrogates(grpo_run: Path) -> None:
+    """What TRL really logs for an online eval (eval_on_start at step 0, then every eval_steps): the reward and its
+    component before -> after head report.md and the figure; the eval and training losses are titled surrogates."""
+    md = (grpo_run / "report.md").read_text()
+    assert md.index("## Held-out evaluation") < md.index("## Runs") < md.index("## Metrics")
+    history = json.loads((grpo_run / "log_history.json").read_text())
+    evals = [h for h in history if "eval_reward" in h]
+    assert [h["step"] for h in evals] == [0, 2, 4]
+    first, last = evals[0], evals[-1]
+    held = _held_out(md)
+    assert held[3] == (
+        f"| reward (mean) | `eval_reward` | {first['eval_reward']:.4g} (step 0) | {last['eval_reward']:.4g} (step 4) "
+        f"| {last['eval_reward'] - first['eval_reward']:+.4g} |"
+    )
+    assert held[4].startswith("| reward component: letters | `eval_rewards/letters/mean` | ")
+    assert held[-1].startswith("`eval_loss` (") and "for grpo it is the policy-gradient surrogate" in held[-1]
+    rows = _metrics_table(md)
+    assert rows[0].startswith("| Held-out reward (mean ± std) | `eval_reward` |"), rows
+    assert any(r.startswith("| Training loss (surrogate, not a quality measure) | `loss` |") for r in rows), rows
+    assert any(r.startswith("| Eval loss (surrogate, not a quality measure) | `eval_loss` |") for r in rows), rows
 
 
 def test_dpo_run_ends_with_a_report(dpo_run: Path) -> None:
@@ -97,6 +136,10 @@ def test_dpo_run_ends_with_a_report(dpo_run: Path) -> None:
     assert {"loss", "rewards/accuracies", "rewards/margins", "learning_rate"} <= shown, shown
     assert not shown & {"reward", "completions/mean_length", "kl"}, shown
     assert not any(m.startswith("rewards/") and m.endswith("/mean") for m in shown), shown
+    assert _held_out(md) == [  # no eval set in this run: one line says so, and how to get one
+        "No held-out evaluation in this run's log. To get one, set `eval_dataset:` (or `dataset.test_split_size`) "
+        "and `eval_strategy: steps` with `eval_steps`; `eval_on_start: true` adds a score before training."
+    ]
 
 
 def test_runs_overlay_on_one_figure(grpo_run: Path, dpo_run: Path, tmp_path: Path) -> None:
@@ -106,7 +149,11 @@ def test_runs_overlay_on_one_figure(grpo_run: Path, dpo_run: Path, tmp_path: Pat
     md = (tmp_path / "cmp" / "both.md").read_text()
     assert md.startswith("# Training report: grpo vs dpo\n") and "![report](both.svg)" in md
     assert "| grpo | grpo | 4 |" in md and "| dpo | dpo | 4 |" in md
-    assert "| Training loss | `loss` | grpo |" in md and "| Training loss | `loss` | dpo |" in md
+    assert "| Training loss (surrogate, not a quality measure) | `loss` | grpo |" in md
+    assert "| Training loss | `loss` | dpo |" in md and "| Training loss | `loss` | grpo |" not in md
+    held = _held_out(md)
+    assert any(line.startswith("| reward (mean) | `eval_reward` | grpo | ") for line in held), held
+    assert "dpo: no held-out evaluation in this run's log. To get one, set `eval_dataset:`" in "\n".join(held)
     assert "| `rewards/accuracies` | dpo |" in md and "| `rewards/accuracies` | grpo |" not in md
 
 
@@ -163,10 +210,20 @@ def test_history_without_metrics_is_named(tmp_path: Path) -> None:
 
 
 def test_a_report_that_cannot_be_drawn_does_not_fail_the_run(
-    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import textrl.report
+
+    draw = textrl.report.write_report
+
+    def blocked(output_dir: Path, **options: Any) -> Path:
+        # a folder where report.svg goes: no file can be written there. Made at the end, since a run refuses to
+        # start in a non-empty output_dir
+        (Path(output_dir) / "report.svg").mkdir()
+        return draw(output_dir, **options)
+
+    monkeypatch.setattr(textrl.report, "write_report", blocked)
     out = tmp_path / "run"
-    (out / "report.svg").mkdir(parents=True)  # no file can be written where a folder is
     trainer = _dpo(tiny, out)
     trainer.train()
     assert trainer.trl_trainer.state.global_step == 4
