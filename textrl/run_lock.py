@@ -31,6 +31,8 @@ except ImportError:  # pragma: no cover - not on the Linux machines TextRL runs 
 
 _HELD: dict[Path, tuple[int, int]] = {}
 """The folders this process holds: resolved path -> (file descriptor, how many times taken)."""
+_MADE: set[Path] = set()
+"""Folders `acquire` created: given back empty (a run stopped while loading), they are removed again."""
 
 
 def _is_main_process() -> bool:
@@ -99,6 +101,8 @@ def acquire(folder: str | os.PathLike[str], command: str | None = None) -> None:
     if fcntl is None or not _is_main_process():  # held in name only: process 0 holds the lock for the run
         _HELD[key] = (-1, 1)
         return
+    if not key.exists():
+        _MADE.add(key)
     key.mkdir(parents=True, exist_ok=True)
     path = key / LOCK
     while True:
@@ -141,6 +145,9 @@ def release(folder: str | os.PathLike[str]) -> None:
     try:  # unlinked while still locked, so that nobody can lock the old file after we let go
         if os.stat(key / LOCK).st_ino == os.fstat(fd).st_ino:
             os.unlink(key / LOCK)
+        if key in _MADE:
+            _MADE.discard(key)
+            key.rmdir()  # only when empty: a run stopped before it wrote anything leaves no folder behind
     except OSError:
         pass
     os.close(fd)

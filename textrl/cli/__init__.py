@@ -9,35 +9,50 @@ from __future__ import annotations
 
 import sys
 
-from .train import train_main, train_parser
+from .console import console
+from .train import train_main as _train_main
+from .train import train_parser
 
 COMMANDS = ("train", "merge", "eval", "dump", "report", "convert")
 
 
+@console("textrl-train")
+def train_main(argv: list[str] | None = None) -> int:
+    from .. import process_owner
+
+    process_owner.console = True  # a second Ctrl-C ends the process at once, whatever it is doing
+    return _train_main(argv)
+
+
+@console("textrl-merge")
 def merge_main(argv: list[str] | None = None) -> int:
     from .merge import merge_main as run
 
     return run(argv)
 
 
+@console("textrl-dump")
 def dump_main(argv: list[str] | None = None) -> int:
     from .merge import dump_main as run
 
     return run(argv)
 
 
+@console("textrl-eval")
 def eval_main(argv: list[str] | None = None) -> int:
     from .evaluate import eval_main as run
 
     return run(argv)
 
 
+@console("textrl-report")
 def report_main(argv: list[str] | None = None) -> int:
     from .report import report_main as run
 
     return run(argv)
 
 
+@console("textrl-convert")
 def convert_main(argv: list[str] | None = None) -> int:
     from .convert import convert_main as run
 

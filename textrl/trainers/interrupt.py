@@ -1,6 +1,7 @@
 """Stopping cleanly on SIGINT/SIGTERM: finish the current step, save a checkpoint, then stop.
 
-A second signal stops at once (the last complete checkpoint is left as it was).
+A second signal stops at once (the last complete checkpoint is left as it was): in a console command the process
+ends on the spot (the signal's default action); in a Python session KeyboardInterrupt is raised.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from types import FrameType
 from typing import Any
 
 from transformers import TrainerCallback
+
+from .. import process_owner
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -59,6 +62,12 @@ class GracefulStop(TrainerCallback):
             file=sys.stderr,
             flush=True,
         )
+        if process_owner.console:
+            # A Python handler runs only between bytecodes of the main thread, so it can wait for a reward in C code
+            # or in a worker thread; the default action ends the process in the kernel. Checkpoints are renamed
+            # into place whole (trainers/atomic.py), so nothing half-written is left.
+            for sig in self.signals:
+                signal.signal(sig, signal.SIG_DFL)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         if self.received is None:
