@@ -19,6 +19,8 @@ class Flag:
     """The algorithms that accept the option."""
     help: str
     """The spec's description (per algorithm where they differ)."""
+    group: str = ""
+    """The spec's group of the option (Run, Optimisation, ...): its section of --help."""
 
     @property
     def is_bool(self) -> bool:

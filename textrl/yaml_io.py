@@ -123,7 +123,12 @@ def load_yaml(text: str, *, source: str = "<config>") -> Any:
 def read_config_text(path: str | Path) -> str:
     """A config file's text; a file that is not UTF-8 is a ConfigError naming the line and the byte."""
     path = Path(path)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(
+            [Problem("--config", f"{path} cannot be read ({exc.strerror or exc}). Fix: check its permissions.")]
+        ) from None
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # YAML allows UTF-16 with its byte-order mark
         try:
             return raw.decode("utf-16")
@@ -146,6 +151,12 @@ def read_config_text(path: str | Path) -> str:
 def read_mapping(path: Path, field: str = "--config") -> tuple[dict[str, Any], dict[tuple[str | int, ...], int]]:
     """A YAML file of options (an empty file is an empty mapping) and the line of each key; a missing file or one
     that holds no mapping is a ConfigError naming `field` or the file."""
+    if path.is_dir():
+        found = sorted(p.name for p in path.iterdir() if p.suffix in (".yaml", ".yml"))[:5]
+        hint = f" ({', '.join(found)} {'is' if len(found) == 1 else 'are'} in it)" if found else ""
+        raise ConfigError(
+            [Problem(field, f"{path} is a folder; --config takes a YAML file{hint}. Fix: give the file's path.")]
+        )
     if not path.is_file():
         raise ConfigError([Problem(field, f"{path} does not exist. Fix: give the path of a YAML file.")])
     text = read_config_text(path)

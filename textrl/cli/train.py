@@ -20,27 +20,46 @@ if TYPE_CHECKING:
     from .assemble import Assembled
 
 
+_OPTION_GROUPS = (
+    "Run",
+    "Optimisation",
+    "Batching",
+    "Generation",
+    "Rewards",
+    "Loss",
+    "Reference model",
+    "Data",
+    "Precision and memory",
+    "Logging and saving",
+    "vLLM",
+)
+"""The order of the spec's option groups in --help; TRL's mirrored options ("More TRL options (...)") follow."""
+
+
 def train_parser() -> argparse.ArgumentParser:
-    """--config, the run controls, and one flag per spec option (generated/cli_flags.py)."""
+    """--config, the run controls, and one flag per spec option (generated/cli_flags.py), grouped as the spec groups
+    them. The usage line is short and written by hand: argparse's own lists all ~200 flags (170 lines) before it
+    says what the command does."""
     from ..generated.cli_flags import FLAGS
     from .convert import TRL_COMMANDS
 
     parser = argparse.ArgumentParser(
         prog="textrl-train",
-        description="Train a text generator with TRL from a TextRL YAML config. Flags override the YAML file, "
-        "which overrides TextRL's defaults.",
+        usage="textrl-train --config FILE [--dry-run | --probe [N] | --resume | --overwrite] [--OPTION VALUE ...] "
+        "[--set KEY=VALUE ...]",
+        description="Train a text generator with TRL from a TextRL YAML config (algo, options, model, dataset, "
+        "reward). Flags override the YAML file, which overrides TextRL's defaults. Start with --dry-run: it checks "
+        "the config, data, reward, model files and output folder in about a second, without loading a model.",
+        epilog="Each option's flag applies to the algorithms listed in generated/docs/cli.md; any option can also be "
+        "set with --set name=value.",
         argument_default=argparse.SUPPRESS,
+        add_help=False,
     )
-    parser.add_argument("--config", metavar="FILE", help="The YAML config (algo, options, model, dataset, reward).")
-    parser.add_argument("--algo", metavar="NAME", help="The algorithm, if the YAML file does not say it.")
-    parser.add_argument(
-        "--trl",
-        choices=TRL_COMMANDS,
-        help="The --config file is a recipe written for TRL's CLI (trl CMD --config FILE): run it as that command "
-        "would, through TextRL's checks. textrl-convert writes the TextRL YAML it amounts to.",
-    )
-    parser.add_argument("--dry-run", action="store_true", help="Check everything a run would touch, load no model.")
-    parser.add_argument(
+    common = parser.add_argument_group("common")
+    common.add_argument("-h", "--help", action="help", help="Show this help and exit.")
+    common.add_argument("--config", metavar="FILE", help="The YAML config (algo, options, model, dataset, reward).")
+    common.add_argument("--dry-run", action="store_true", help="Check everything a run would touch, load no model.")
+    common.add_argument(
         "--probe",
         nargs="?",
         type=int,
@@ -51,56 +70,70 @@ def train_parser() -> argparse.ArgumentParser:
         "scales, speed); pairwise algorithms: the reference's margins and lengths on N rows. Trains nothing; exit "
         "status 3 when the run would learn nothing.",
     )
-    parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
-    parser.add_argument(
+    common.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in output_dir.")
+    common.add_argument(
         "--resume-changed",
         action="store_true",
         help="Resume even though the config, data, rewards or process count differ from the checkpoint's in a way "
-        "that changes training (--resume refuses and lists the differences). Implies --resume.",
+        "that changes training, or the checkpoint lacks its optimizer, scheduler or random state (--resume refuses "
+        "and lists each difference and loss). Implies --resume.",
     )
-    parser.add_argument("--overwrite", action="store_true", help="Delete a non-empty output_dir and start over.")
-    parser.add_argument(
+    common.add_argument("--overwrite", action="store_true", help="Replace an earlier run in output_dir and start over.")
+    common.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        dest="set",
+        help="Set any option (log_unique_prompts=true), a section key (model.name=...), or a TRL field for extra.",
+    )
+    more = parser.add_argument_group("more run controls")
+    more.add_argument("--algo", metavar="NAME", help="The algorithm, if the YAML file does not say it.")
+    more.add_argument(
+        "--trl",
+        choices=TRL_COMMANDS,
+        help="The --config file is a recipe written for TRL's CLI (trl CMD --config FILE): run it as that command "
+        "would, through TextRL's checks. textrl-convert writes the TextRL YAML it amounts to.",
+    )
+    more.add_argument(
         "--device-memory",
         type=float,
         metavar="GIB",
         help="With --dry-run: plan for a device of this many GiB instead of the one visible here.",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        metavar="KEY=VALUE",
-        dest="set",
-        help="Set a TRL field in extra (log_unique_prompts=true) or a section key (model.name=...).",
-    )
-    parser.add_argument("--version", action="version", version=f"textrl {__version__}")
-    parser.add_argument(
+    more.add_argument(
         "--write-accelerate-config",
         metavar="FILE.yaml",
         help="Write an accelerate config for the config's distributed: section (DeepSpeed JSON beside it), print "
         "the launch command, and exit.",
     )
-    parser.add_argument(
+    more.add_argument(
         "--num-processes",
         type=int,
         metavar="N",
         help="With --write-accelerate-config: processes to launch (default: the GPUs visible here, at least 1).",
     )
-    parser.add_argument(
+    more.add_argument(
         "--env", action="store_true", help="Print the version set (TextRL, TRL, torch, CUDA, ...) for a bug report."
     )
-    parser.add_argument(
+    more.add_argument(
         "--print-schema",
         action="store_true",
         help="Print the JSON Schema of the YAML config (for editor autocompletion; see docs/editor.md).",
     )
-    options = parser.add_argument_group(
-        "options (generated from the spec; each applies to the algorithms listed in generated/docs/cli.md)"
+    more.add_argument(
+        "--version", action="version", version=f"textrl {__version__}", help="Print the version and exit."
     )
-    for flag in FLAGS:
+    order = {name: i for i, name in enumerate(_OPTION_GROUPS)}
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for flag in sorted(FLAGS, key=lambda f: order.get(f.group, len(order))):
+        title = f"{flag.group} options" if flag.group in order else flag.group or "options"
+        if title not in groups:
+            groups[title] = parser.add_argument_group(title)
+        group = groups[title]
         if flag.is_bool:
-            options.add_argument(flag.flag, dest=flag.dest, action=argparse.BooleanOptionalAction, help=flag.help)
+            group.add_argument(flag.flag, dest=flag.dest, action=argparse.BooleanOptionalAction, help=flag.help)
         else:
-            options.add_argument(flag.flag, dest=flag.dest, metavar=flag.metavar, help=flag.help)
+            group.add_argument(flag.flag, dest=flag.dest, metavar=flag.metavar, help=flag.help)
     return parser
 
 

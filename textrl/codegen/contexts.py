@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -91,7 +91,9 @@ def flag_rows(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
         for option in algo.options:
             if not option.cli:
                 continue
-            row = rows.setdefault(option.name, {"dest": option.name, "variants": {}, "algos": []})
+            row = rows.setdefault(
+                option.name, {"dest": option.name, "variants": {}, "algos": [], "group": option.group}
+            )
             row["algos"].append(algo.name)
             variant = (option_description(algo, option), _metavar(option.annotation))
             row["variants"].setdefault(variant, []).append(algo.name)
@@ -114,6 +116,7 @@ def flag_rows(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
                 "algos_source": _algos_source(tuple(row["algos"]), everyone),
                 "algos_text": "all" if tuple(row["algos"]) == everyone else ", ".join(row["algos"]),
                 "help": help_text,
+                "group": row["group"],
             }
         )
     return out
@@ -121,6 +124,8 @@ def flag_rows(algos: Sequence[spec.Algorithm]) -> list[dict[str, Any]]:
 
 def _metavar(tp: Any) -> str:
     base = strip_optional(tp)
+    if get_origin(base) is Annotated:  # a value form (forms.ShellPath, ...): named by the type it holds
+        base = get_args(base)[0]
     if base is bool:
         return ""
     if get_origin(base) is Literal:
