@@ -88,6 +88,24 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     return f"reward called on {len(prompts)} dataset rows with placeholder completions: " + "; ".join(shown)
 
 
+def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
+    """Conversational rows against the model folder's chat template (the trainers check the loaded tokenizer)."""
+    from ..chat_rows import check_chat_template, conversational_columns
+    from ..chat_template import chat_renderer
+    from ..model_source import resolve_local
+    from ..models import builtin_path
+
+    columns = sorted({c for data in datasets.values() if data is not None for c in conversational_columns(data)})
+    if not columns:
+        return "chat template: not needed (the rows are plain text)"
+    name = run.config.model.name  # type: ignore[attr-defined]
+    folder = builtin_path(name) if name.startswith("textrl:") else Path(resolve_local(name, run.base_dir))
+    if folder is None or not folder.is_dir() or run.config.model.gguf_file:  # type: ignore[attr-defined]
+        return f"chat template: {name} is not a local model folder yet; checked when the tokenizer loads"
+    check_chat_template(datasets, chat_renderer(folder) is not None, str(folder))  # as the loaded tokenizer names it
+    return f"chat template: {name} has one, for the chat rows ({', '.join(columns)})"
+
+
 def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
     """Token lengths against the model's context and max_length, counted with the model folder's tokenizer."""
     from ..lengths import check_lengths, folder_counter, limits_for
@@ -182,6 +200,7 @@ def dry_run(
         print(f"eval_dataset: {len(evaluation)} rows{held}: ok")
     if cfg.env:  # type: ignore[attr-defined]
         print("env: " + ", ".join(f"{k}={v}" for k, v in cfg.env.items()))  # type: ignore[attr-defined]
+    print(_check_chat_rows(run, {"the training set": rows, "the evaluation set": evaluation}))
     print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}))
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))

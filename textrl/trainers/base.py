@@ -59,7 +59,14 @@ class TextRLTrainer:
         self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
         if hasattr(self.train_dataset, "__len__"):  # too few rows for one batch: 0 steps (an iterable one has no len)
             batch_lines(self.config, len(self.train_dataset), processes())
-        if self.tokenizer is not None:  # prompts longer than the model or max_length: before TRL tokenizes
+        if self.tokenizer is not None:  # chat rows without a chat template; prompts longer than the model or max_length
+            from ..chat_rows import check_chat_template
+
+            check_chat_template(
+                {"the training set": self.train_dataset, "the evaluation set": self.eval_dataset},
+                getattr(self.tokenizer, "chat_template", None) is not None,
+                str(getattr(self.tokenizer, "name_or_path", "") or "the tokenizer"),
+            )
             limits = limits_for(self.config, context_of(model))
             count = tokenizer_counter(self.tokenizer)
             for label, data in (("train_dataset", self.train_dataset), ("eval_dataset", self.eval_dataset)):
