@@ -1,6 +1,6 @@
 """What can be a reward, checked when compose() or a trainer is built rather than at training step 1: the object
-(not None, not a class, callable), the parameters TRL fills by keyword, and one name per reward (TRL logs each as
-rewards/<name>/mean)."""
+(not None, not a class, callable), the parameters TRL fills by keyword, one name per reward (TRL logs each as
+rewards/<name>/mean), and no preference columns that no reward reads."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import RewardError
+from .errors import ConfigError, Problem, RewardError
 from .reward_contract import BaseReward
 
 
@@ -134,3 +134,52 @@ def check_distinct_names(rewards: Sequence[Any], where: str) -> None:
                 reward=name,
             )
         seen[name] = i
+
+
+PREFERENCE_COLUMNS = ("chosen", "rejected", "label")
+"""Columns of preference data (DPO's pairs, KTO's labelled completions) that online training uses only through a
+reward that reads them."""
+
+
+def _reads(reward: Any) -> tuple[set[str], bool]:
+    """The keyword names a reward declares, and whether it may read every column: it takes **kwargs under a name
+    it uses (`**_` and `**_unused` say by convention that the rest is ignored)."""
+    target, skip = _signature_target(reward)
+    try:
+        params = list(inspect.signature(target).parameters.values())[skip:]
+    except (TypeError, ValueError):  # no signature to read: it may take anything
+        return set(), True
+    rest = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    return {p.name for p in params}, any(not p.name.startswith("_") for p in rest)
+
+
+def check_preference_columns(rewards: Sequence[Any], columns: Sequence[str], algo: str) -> None:
+    """Refuse preference data for online training when no reward reads it: GRPO and RLOO generate their own
+    completions and learn only from the rewards, so `chosen`/`rejected` (or `completion`/`label`) columns that no
+    reward declares (by name, or **kwargs not named `_...`) would be ignored without a word. Reward models read
+    none of them. Raises ConfigError on the field `dataset`."""
+    present = [c for c in PREFERENCE_COLUMNS if c in columns]
+    if not present:
+        return
+    functions = [r for r in rewards if not isinstance(r, str) and not is_model(r)]
+    declared: set[str] = set()
+    for reward in functions:
+        names, takes_all = _reads(reward)
+        if takes_all:
+            return
+        declared |= names
+    unread = [c for c in present if c not in declared]
+    if not unread:
+        return
+    if "label" in unread and "completion" in columns:
+        unread.insert(unread.index("label"), "completion")  # TRL passes rewards no `completion` column at all
+    shown = ", ".join(unread)
+    listed = ", ".join(repr(reward_name(r)) for r in rewards) or "none"
+    pair = "kto (completion/label)" if "label" in unread else "dpo (chosen/rejected)"
+    message = (
+        f"the dataset has preference columns {shown}, and no reward reads them (rewards: {listed}): algo {algo} "
+        "generates its own completions and learns only from the rewards, so these columns would be ignored. Fix: "
+        f"to learn from preference data use algo {pair}; or drop the columns ({shown}) from the dataset; or have a "
+        f"reward read them (a parameter named {unread[-1]}, or **columns rather than **_)."
+    )
+    raise ConfigError([Problem("dataset", message)], algo=algo)

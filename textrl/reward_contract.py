@@ -16,6 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from .errors import RewardError
 
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest float32: TRL puts each batch's rewards in a float32 tensor."""
+
 
 @runtime_checkable
 class RewardFn(Protocol):
@@ -50,16 +53,40 @@ def _check_output(name: str, output: Any, prompts: Sequence[Any]) -> list[float 
             )
         try:
             number = float(value)
-        except OverflowError:  # an int beyond float range, e.g. 10**400
-            number = math.inf if value > 0 else -math.inf  # type: ignore[operator]
+        except OverflowError:  # an int (or Fraction) beyond float range, e.g. 10**400: not inf, which it never was
+            raise RewardError(
+                f"reward {name!r} returned {_huge(value)} at position {i}, which does not fit a float (the largest "
+                f"is about 1.8e308). Prompt: {_short(prompts[i])}. Fix: scale or clip it; TRL stores rewards as "
+                f"float32, so keep them within +-{FLOAT32_MAX:.3g} (None skips a completion).",
+                reward=name,
+            ) from None
         if not math.isfinite(number):
             raise RewardError(
                 f"reward {name!r} returned {number} at position {i}; rewards must be finite. Prompt: "
                 f"{_short(prompts[i])}. Fix: clip or replace it (None skips a completion).",
                 reward=name,
             )
+        if abs(number) > FLOAT32_MAX:  # TRL's float32 reward tensor would hold inf, and the advantages NaN
+            raise RewardError(
+                f"reward {name!r} returned {number:.6g} at position {i}, beyond float32 (+-{FLOAT32_MAX:.3g}), "
+                f"which TRL stores rewards in: it would train on inf. Prompt: {_short(prompts[i])}. Fix: scale or "
+                "clip it (None skips a completion).",
+                reward=name,
+            )
         values.append(number)
     return values
+
+
+def _huge(value: Any) -> str:
+    """A number too large for a float, shown readably: its leading digits and length, not 400 digits (or
+    Python's ValueError for an int past its 4300-digit str limit)."""
+    try:
+        text = str(value)
+    except ValueError:
+        return f"an integer of about {int(abs(value).bit_length() * math.log10(2)) + 1} digits"
+    if isinstance(value, int) and len(text.lstrip("-")) > 20:
+        return f"{text[:12]}... (an integer of {len(text.lstrip('-'))} digits)"
+    return _short(value)
 
 
 def _short(value: Any) -> str:

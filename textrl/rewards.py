@@ -24,8 +24,10 @@ __all__ = [
     "ClassifierReward",
     "Composed",
     "LengthPenalty",
+    "NoScoreWarning",
     "RewardFn",
     "as_reward",
+    "checked",
     "compose",
     "is_async",
     "length_penalty",
@@ -34,7 +36,20 @@ __all__ = [
 
 
 def as_reward(fn: Any) -> Any:
-    """A callable with TextRL's contract checks (already-checked rewards, composites and models pass unchanged)."""
+    """A callable with TextRL's contract checks that returns the scores when called: an async reward is run to
+    completion (what the dry run and textrl-eval need); composites and models pass unchanged."""
+    if getattr(fn, "__textrl_async__", None) is not None:
+        return fn  # as_reward's own form already
+    reward = checked(fn)
+    return synchronous(reward) if is_async(reward) and not is_model(reward) else reward
+
+
+def checked(fn: Any) -> Any:
+    """A callable with TextRL's contract checks that stays async when `fn` is, so TRL can await several rewards at
+    once (what a trainer hands TRL). Already-checked rewards, composites and models pass unchanged."""
+    original = getattr(fn, "__textrl_async__", None)  # as_reward(f) of an async f: give TRL f's async form back
+    if original is not None:
+        return original
     if getattr(fn, "__textrl_reward__", False) or isinstance(fn, BaseReward | Composed):
         return fn
     if callable(fn) and not is_model(fn):
@@ -42,10 +57,38 @@ def as_reward(fn: Any) -> Any:
     return fn
 
 
+def synchronous(reward: Any) -> Any:
+    """The async `reward` as a plain function returning its scores (keeping its name and its async form)."""
+
+    @functools.wraps(reward)
+    def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        values: list[float | None] = run_coroutine(reward(prompts=prompts, completions=completions, **kwargs))
+        return values
+
+    run.__textrl_reward__ = True  # type: ignore[attr-defined]
+    run.__textrl_async__ = reward  # type: ignore[attr-defined]
+    return run
+
+
+def run_coroutine(coroutine: Any) -> Any:
+    """Run `coroutine` to completion from synchronous code. asyncio.run refuses to start a loop in a thread that
+    already runs one (a notebook, an async caller), so there it runs in a worker thread's own loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    return _pool().submit(asyncio.run, coroutine).result()
+
+
 @functools.cache
 def _pool() -> ThreadPoolExecutor:
     """Threads for composed rewards that wait (verifiers, judges); created on first use."""
     return ThreadPoolExecutor(max_workers=32, thread_name_prefix="textrl-reward")
+
+
+class NoScoreWarning(UserWarning):
+    """In training, a reward returned None for every completion of a generation batch while other rewards scored
+    it: that reward adds nothing to the batch. Said once per reward."""
 
 
 def is_async(reward: Any) -> bool:
@@ -91,7 +134,7 @@ class Composed:
                     "drop that reward). Fix: give every weight as a finite number, e.g. weights=[1.0, 0.5].",
                     reward="compose",
                 )
-        self.components: list[Any] = [as_reward(r) for r in rewards]
+        self.components: list[Any] = [checked(r) for r in rewards]
         """The rewards, in order, each with TextRL's contract checks (reward models and their paths as given)."""
         check_distinct_names(self.components, "compose()")
         self.weights: list[float] = [float(w) for w in weights] if weights is not None else [1.0] * len(rewards)
@@ -107,7 +150,7 @@ class Composed:
             return reward(prompts=prompts, completions=completions, **kwargs)
 
         if not self.concurrent:
-            outputs = [asyncio.run(call(r)) if is_async(r) else call(r) for r in self.components]
+            outputs = [run_coroutine(call(r)) if is_async(r) else call(r) for r in self.components]
         elif any(map(is_async, self.components)):
 
             async def gather() -> list[Any]:
@@ -116,7 +159,7 @@ class Composed:
 
                 return await asyncio.gather(*(one(r) for r in self.components))
 
-            outputs = asyncio.run(gather())
+            outputs = run_coroutine(gather())
         else:  # a thread per extra component; the first runs here (a loop per call would cost ~1 ms)
             pending = [_pool().submit(call, r) for r in self.components[1:]]
             outputs = [call(self.components[0]), *(f.result() for f in pending)]

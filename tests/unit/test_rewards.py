@@ -285,13 +285,71 @@ def test_each_reward_gets_its_own_copy_of_its_inputs() -> None:
     assert completions == ["roses are red", [{"role": "assistant", "content": "hi"}]]
 
 
-def test_a_number_beyond_float_range_is_a_named_reward_error() -> None:
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (
+            10**400,
+            r"reward 'huge' returned 100000000000\.\.\. \(an integer of 401 digits\) at position 0, which does not "
+            r"fit a float \(the largest is about 1\.8e308\)\. Prompt: 'Write a poem\.'\. Fix: scale or clip it",
+        ),
+        (-(10**5000), r"returned an integer of about 5001 digits at position 0, which does not fit a float"),
+        (10**39, r"returned 1e\+39 at position 0, beyond float32 \(\+-3\.4e\+38\), which TRL stores rewards in"),
+    ],
+    ids=["10**400", "-10**5000", "10**39"],  # str() of the second is itself a ValueError
+)
+def test_a_number_beyond_float_range_is_a_named_reward_error(value: int, match: str) -> None:
+    """10**400 used to be reported as `inf`, which the reward never returned; 10**39 fits a float but becomes inf
+    in TRL's float32 reward tensor."""
+
     @reward_fn
     def huge(prompts: list[str], completions: list[str], **_: Any) -> list[int]:
-        return [10**400, 1]
+        return [value, 1]
 
-    with pytest.raises(RewardError, match=r"reward 'huge' returned inf at position 0; rewards must be finite"):
+    with pytest.raises(RewardError, match=match):
         call(huge)
+
+    @reward_fn
+    def large(prompts: list[str], completions: list[str], **_: Any) -> list[int]:
+        return [10**38, 1]
+
+    assert call(large) == [1e38, 1.0]
+
+
+def test_an_async_reward_called_synchronously_returns_its_scores() -> None:
+    """The dry run and textrl-eval call rewards synchronously; an async one used to give them a coroutine
+    ("'coroutine' object is not iterable"). as_reward runs it; training keeps the async form (checked) for TRL."""
+    from textrl.rewards import checked, is_async
+
+    async def judge(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        await asyncio.sleep(0)
+        return [float(len(c)) for c in completions]
+
+    scores = as_reward(judge)
+    assert not is_async(scores) and scores.__name__ == "judge"
+    assert call(scores) == [13.0, 14.0]
+    assert call(as_reward(reward_fn(judge))) == [13.0, 14.0]  # already checked, still async: run as well
+    assert as_reward(scores) is scores
+    trl_form = checked(scores)  # handed to a trainer after as_reward: TRL gets the async form back, to gather it
+    assert is_async(trl_form) and asyncio.run(call(trl_form)) == [13.0, 14.0]
+    assert is_async(checked(judge))
+
+    async def inside_a_running_loop() -> list[float | None]:  # a notebook, or an async caller
+        result: list[float | None] = call(scores)
+        return result
+
+    assert asyncio.run(inside_a_running_loop()) == [13.0, 14.0]
+    assert asyncio.run(_composed_in_a_loop(judge)) == [27.0, 28.0]
+
+    async def short(prompts: list[str], completions: list[str], **_: Any) -> list[float]:
+        return [1.0]
+
+    with pytest.raises(RewardError, match=r"reward 'short' returned 1 values for 2 completions"):
+        call(as_reward(short))
+
+
+async def _composed_in_a_loop(judge: Any) -> Any:
+    return call(compose(judge, make_plain(14.0)))
 
 
 def test_length_penalty_is_a_reward_as_it_is() -> None:

@@ -241,16 +241,17 @@ def check_output(args: argparse.Namespace) -> None:
 
 
 def write_rows(output: Path, rows: list[dict[str, Any]]) -> None:
-    """Write the rows as JSON lines, all or nothing: into a temporary file beside `output`, then renamed."""
+    """Write the rows as JSON lines, all or nothing: into a temporary file beside `output`, then renamed (opened
+    by name rather than with mkstemp, so the file gets the umask's permissions, not 0600)."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
+    partial = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        with partial.open("x", encoding="utf-8") as stream:
             for row in rows:
                 stream.write(json.dumps(row, ensure_ascii=False) + "\n")
         os.replace(partial, output)
     except BaseException:
-        Path(partial).unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise
 
 

@@ -6,7 +6,7 @@ import importlib
 from typing import Any
 
 from ..errors import ConfigError, Problem, RewardError
-from ..reward_checks import check_signature, is_model
+from ..reward_checks import check_preference_columns, check_signature, is_model
 from .base import TextRLTrainer
 from .reward_adapters import TRLRewards, trl_rewards
 
@@ -119,5 +119,6 @@ class OnlineTrainer(TextRLTrainer):
                     check_signature(func, columns)
                 except RewardError as error:
                     raise ConfigError([Problem("reward", str(error))]) from None
+        check_preference_columns(self.reward_funcs, columns, self.config.algo)
         skip = getattr(self.config, "reward_errors", "raise") == "skip"
         return {"reward_funcs": self.rewards.for_trl(self.skipped if skip else None)}

@@ -1,5 +1,6 @@
 """How an online trainer hands rewards to TRL: one `reward_funcs` list with weights, reward errors turned into
-skipped batches (reward_errors=skip), and the components of a concurrent compose(...) run in worker threads.
+skipped batches (reward_errors=skip), the components of a concurrent compose(...) run in worker threads, and a
+generation batch that no reward scored stopped instead of trained on.
 
 Users write rewards with `textrl.rewards`; nothing here is for them to call.
 """
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, Problem, RewardError
-from ..reward_checks import check_distinct_names, check_reward_object, is_model
-from ..rewards import Composed, as_reward, is_async
+from ..reward_checks import check_distinct_names, check_reward_object, is_model, reward_name
+from ..rewards import Composed, NoScoreWarning, checked, is_async
 
 
 def threadable(reward: Any) -> bool:
@@ -48,6 +51,87 @@ def in_thread(reward: Any) -> Any:
     return run
 
 
+class NoScoreError(RewardError):
+    """Every reward returned None for every completion of a generation batch (never skipped by reward_errors)."""
+
+
+class NoneWatch:
+    """Notices the generation batches a reward function scored all None.
+
+    TRL turns None into NaN and gives a completion that every reward left NaN an advantage of 0, with only a log
+    warning: a reward that always returns None (it reads the wrong column, or expects text and gets chat
+    messages) trains on nothing at all. When every reward function leaves a whole batch unscored, `record` raises
+    NoScoreError; when only some do, it warns once per reward (NoScoreWarning). TRL calls each reward once per
+    batch with the same `completions` list, which is how calls of one batch are told from the next; the lock is
+    there because rewards of a concurrent compose(...) report from worker threads.
+    """
+
+    def __init__(self, names: list[str], *, model_scores: bool) -> None:
+        self.names = names
+        self.model_scores = model_scores
+        """Whether a reward model is among the rewards: it scores every completion, so a batch is never unscored."""
+        self.warned: set[str] = set()
+        self._lock = threading.Lock()
+        self._batch: object = None
+        self._empty: dict[str, bool] = {}
+
+    def record(self, name: str, completions: list[Any], values: list[float | None], state: Any) -> None:
+        with self._lock:
+            if completions is not self._batch:
+                self._batch, self._empty = completions, {}
+            self._empty[name] = bool(values) and all(v is None for v in values)
+            if len(self._empty) < len(self.names):
+                return
+            empty = [n for n in self.names if self._empty.get(n)]
+            self._batch, self._empty = None, {}
+            fresh = [n for n in empty if n not in self.warned]
+            self.warned |= set(empty)
+        step = getattr(state, "global_step", None)
+        at = f" at training step {step + 1}" if step is not None else ""
+        if empty and len(empty) == len(self.names) and not self.model_scores:
+            shown = ", ".join(repr(n) for n in empty)
+            raise NoScoreError(
+                f"every reward ({shown}) returned None for all {len(values)} completions of a generation batch{at}: "
+                "TRL would train on no reward at all (each completion's advantage is 0). Fix: return a number for "
+                "each completion a reward can score and None only for those it cannot; check that the reward reads "
+                "the completions as TRL passes them (chat prompts give lists of messages, "
+                "completion[0]['content']) and the dataset columns it needs.",
+                reward=empty[0],
+            )
+        for name in fresh:
+            others = ", ".join(repr(n) for n in self.names if n != name) or "a reward model"
+            warnings.warn(
+                f"reward {name!r} returned None for all {len(values)} completions of a generation batch{at}; the "
+                f"other rewards ({others}) scored it, so training goes on without {name!r} for that batch (said "
+                f"once per reward). Fix: return a number for the completions {name!r} can score, or leave it out.",
+                NoScoreWarning,
+                stacklevel=2,
+            )
+
+
+def watched(reward: Any, watch: NoneWatch) -> Any:
+    """The same reward, reporting each batch's scores to `watch` (which may stop the run: see NoneWatch)."""
+    name = reward_name(reward)
+
+    if is_async(reward):
+
+        async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+            values: list[float | None] = await reward(prompts=prompts, completions=completions, **kwargs)
+            watch.record(name, completions, values, kwargs.get("trainer_state"))
+            return values
+
+        run_async.__name__ = name
+        return run_async
+
+    def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        values: list[float | None] = reward(prompts=prompts, completions=completions, **kwargs)
+        watch.record(name, completions, values, kwargs.get("trainer_state"))
+        return values
+
+    run.__name__ = name
+    return run
+
+
 def skipping(reward: Any, skipped: dict[str, int]) -> Any:
     """The same reward, but a RewardError scores the batch None (TRL then gives it no weight) instead of stopping
     the run; counts skips in `skipped` and logs `rewards/<name>/skipped` (the share of batches skipped)."""
@@ -66,6 +150,8 @@ def skipping(reward: Any, skipped: dict[str, int]) -> Any:
         async def run_async(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
             try:
                 values = await reward(prompts=prompts, completions=completions, **kwargs)
+            except NoScoreError:
+                raise  # not a failing reward to skip: the batch has no score at all
             except RewardError as failed:
                 note(failed, kwargs)
                 return [None] * len(prompts)
@@ -78,6 +164,8 @@ def skipping(reward: Any, skipped: dict[str, int]) -> Any:
     def run(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         try:
             values = reward(prompts=prompts, completions=completions, **kwargs)
+        except NoScoreError:
+            raise  # not a failing reward to skip: the batch has no score at all
         except RewardError as failed:
             note(failed, kwargs)
             return [None] * len(prompts)
@@ -102,9 +190,13 @@ class TRLRewards:
     threaded: frozenset[int]
 
     def for_trl(self, skipped: dict[str, int] | None) -> list[Any]:
-        """The funcs as handed to TRL: with `skipped` (reward_errors=skip) a failing batch is skipped and counted
-        there; the threaded ones run in worker threads when more than one reward could wait at once."""
-        funcs = self.funcs
+        """The funcs as handed to TRL: a batch that no reward scored stops the run (NoneWatch); with `skipped`
+        (reward_errors=skip) a failing batch is skipped and counted there; the threaded ones run in worker threads
+        when more than one reward could wait at once."""
+        functions = [f for f in self.funcs if not (isinstance(f, str) or is_model(f))]
+        watch = NoneWatch([reward_name(f) for f in functions], model_scores=len(functions) < len(self.funcs))
+        # watched innermost: a reward skipped for raising is not one that returned None
+        funcs = [f if isinstance(f, str) or is_model(f) else watched(f, watch) for f in self.funcs]
         if skipped is not None:
             funcs = [f if isinstance(f, str) or is_model(f) else skipping(f, skipped) for f in funcs]
         if self.threaded and len(self.threaded) + sum(map(is_async, funcs)) > 1:  # let their waits overlap
@@ -135,7 +227,7 @@ def trl_rewards(reward: Any) -> TRLRewards:
                 check_reward_object(item, where)
             except RewardError as error:
                 raise ConfigError([Problem(where, str(error).removeprefix(f"{where}: "))]) from None
-            funcs.append(item if isinstance(item, str) else as_reward(item))
+            funcs.append(item if isinstance(item, str) else checked(item))
             weights.append(1.0)
         check_distinct_names(funcs, "reward")
     except RewardError as error:
