@@ -123,6 +123,17 @@ def check_folder(folder: Path, field: str, *, tokenizer: bool = True) -> str:
             raise _problem(field, f"{folder}: {problem}. Fix: copy the model folder again, or save it with "
                            "model.save_pretrained(folder).")  # fmt: skip
         what = "a model"
+    if tokenizer and "tokenizer.json" in names:
+        from tokenizers import Tokenizer  # Rust, imports in milliseconds; transformers reads the file with it
+
+        try:
+            Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as exc:  # the library raises a bare Exception for a malformed file
+            raise _problem(
+                field,
+                f"{folder}/tokenizer.json cannot be read by the tokenizers library ({exc}). Fix: save the "
+                "tokenizer again: tokenizer.save_pretrained(folder).",
+            ) from None
     if tokenizer and not names & set(TOKENIZER_FILES):
         raise _problem(
             field,

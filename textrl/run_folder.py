@@ -70,10 +70,20 @@ def check_writable(output_dir: Path, field: str = "output_dir") -> None:
     """Refuse an output_dir that cannot be created or written (a parent that is a file, a read-only folder), before
     anything is loaded. Tries a real write (and removes it): permission bits do not tell, e.g. for root or on a
     read-only mount."""
-    for parent in [output_dir, *output_dir.parents]:
-        if parent.exists() or parent.is_symlink():
-            break
-    if not parent.is_dir():
+    try:
+        parent = next(p for p in [output_dir, *output_dir.parents] if p.exists() or p.is_symlink())
+        is_dir = parent.is_dir()
+    except OSError as exc:  # a folder on the way that this user may not enter
+        raise ConfigError(
+            [
+                Problem(
+                    field,
+                    f"{output_dir} cannot be reached ({exc.strerror or exc}: {exc.filename}). Fix: choose a folder "
+                    "you can write, e.g. under your home or the working directory.",
+                )
+            ]
+        ) from None
+    if not is_dir:
         what = "is a file" if parent == output_dir else f"lies under {parent}, which is a file (or a broken link)"
         raise ConfigError(
             [
