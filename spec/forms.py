@@ -63,7 +63,8 @@ class ShellExpanded:
     """Metadata for `Annotated[str, SHELL_EXPANDED]`: a path as a shell reads it. `~` and `~user` become the home
     folder, `$VAR` and `${VAR}` the variable's value, so `output_dir: $RUNS/grpo` writes where the same words typed
     after `cd` would; without it a folder literally named `$RUNS` (or `~`) appears in the working directory. A
-    variable that is not set is an error: a shell would put an empty string there (`$RUNS/grpo` -> `/grpo`)."""
+    variable that is not set, or empty, is an error: a shell would put an empty string there (`$RUNS/grpo` ->
+    `/grpo`)."""
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_before_validator_function(expand_path, handler(source))
@@ -79,12 +80,13 @@ def expand_path(value: Any) -> Any:
     """`value` with `~` and environment variables expanded as a shell expands them; other values as they are."""
     if not isinstance(value, str) or ("$" not in value and not value.startswith("~")):
         return value
-    unset = [a or b for a, b in _VARIABLE.findall(value) if (a or b) not in os.environ]
+    unset = [a or b for a, b in _VARIABLE.findall(value) if not os.environ.get(a or b)]
     if unset:
         name = unset[0]
+        state = "is empty" if name in os.environ else "is not set"
         raise ValueError(
-            f"{value!r} uses the environment variable {name}, which is not set, so the path cannot be known (a "
-            f"shell would drop it and write elsewhere). Fix: export {name}=... before the run, or write the path out"
+            f"{value!r} uses the environment variable {name}, which {state}, so the path cannot be known (a shell "
+            f"would drop it and write elsewhere). Fix: export {name}=... before the run, or write the path out"
         )
     expanded = os.path.expanduser(_VARIABLE.sub(lambda m: os.environ[m.group(1) or m.group(2)], value))
     if expanded.startswith("~"):

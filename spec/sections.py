@@ -76,13 +76,16 @@ class _Source(Section):
     hub: str | None = None
     """A hub dataset id, e.g. trl-lib/ultrafeedback_binarized."""
     path: ShellPath | None = None
-    """A local .jsonl, .json, .csv or .parquet file."""
+    """A local .jsonl, .json, .csv or .parquet file, or a folder of them (with data_files: the files to read from it);
+    relative to the config's folder. A CSV file whose header has no comma but a ; or a tab is read with that
+    separator."""
     split: str = "train"
     """Split, with slicing, e.g. train or train[:1%]."""
     subset: str | None = None
     """Dataset configuration name, for hub datasets that have several (load_dataset's name)."""
     data_files: str | builtins.list[str] | dict[str, str | builtins.list[str]] | None = None
-    """Files of a hub dataset (or glob patterns) to load, as load_dataset's data_files."""
+    """Files (or glob patterns) to load, as load_dataset's data_files: from the path folder, or from a hub
+    dataset."""
     data_dir: ShellPath | None = None
     """A folder of a hub dataset to load, as load_dataset's data_dir."""
     columns: builtins.list[str] | None = None
@@ -153,9 +156,10 @@ class DatasetSection(_Source):
     )
 
 
-REWARD_REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
+REWARD_REF_PATTERN = r"^(?:[A-Za-z_][A-Za-z0-9_.]*|[^:]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
 RewardRef = Annotated[str, StringConstraints(pattern=REWARD_REF_PATTERN)]
-"""A reward function as module:function, e.g. my_rewards:length_reward."""
+"""A reward function as module:function (my_rewards:length_reward, the module found from the config's folder or the
+working directory) or file:function (rewards/mine.py:score, relative to the config's folder)."""
 
 
 class ComposedReward(Section):

@@ -4,51 +4,19 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .data_checks import check_dataset, same_layout
+from .csv_checks import explain_csv, read_header
+from .data_checks import check_dataset, from_list, list_rows, same_layout
+from .data_sources import exception_chain, load_or_explain, local_path
 from .errors import DataError
 
 __all__ = ["Rows", "check_dataset", "from_hub", "from_jsonl", "from_list", "from_section", "jsonl_rows", "list_rows",
            "load_split"]  # fmt: skip
 
 _FILE_TYPES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
-
-
-def from_list(items: Iterable[str | Mapping[str, Any]]) -> Any:
-    """A `datasets.Dataset` from strings (each becomes a prompt-only row) or mappings (rows as they are)."""
-    from datasets import Dataset
-
-    return Dataset.from_list(list_rows(items))
-
-
-def list_rows(items: Iterable[str | Mapping[str, Any]]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    kinds = set()
-    for i, item in enumerate(items):
-        if isinstance(item, str):
-            rows.append({"prompt": item})
-            kinds.add("str")
-        elif isinstance(item, Mapping):
-            rows.append(dict(item))
-            kinds.add("mapping")
-        else:
-            raise DataError(
-                f"from_list: row {i} is {type(item).__name__}; allowed: a string (a prompt) or a mapping "
-                "(a row). Fix: convert that item.",
-                row=i,
-            )
-    if len(kinds) > 1:
-        raise DataError(
-            "from_list: got both strings and mappings; a dataset's rows must share one layout. Fix: "
-            "write every item as a mapping, e.g. {'prompt': ...}."
-        )
-    if not rows:
-        raise DataError("from_list: got no items. Fix: give at least one row.")
-    same_layout(rows, "from_list")
-    return rows
 
 
 def from_jsonl(path: str | Path) -> Any:
@@ -183,22 +151,24 @@ def _load_local(path: Path, kind: str, split: str, **kwargs: Any) -> Any:
         bad = _first_bad_utf8(path)
         if bad is not None:
             raise bad
+    # the file as written, unless the caller says how to split it
+    header = read_header(path) if kind == "csv" and not {"sep", "delimiter"} & kwargs.keys() else None
+    options = {**header.options, **kwargs} if header is not None else kwargs
     try:
-        return load_dataset(kind, data_files={"train": str(path)}, split=split, **kwargs)
+        data = load_dataset(kind, data_files={"train": str(path)}, split=split, **options)
     except Exception as exc:
-        causes: list[BaseException] = [exc]
-        while causes[-1].__cause__ is not None or causes[-1].__context__ is not None:
-            nxt = causes[-1].__cause__ or causes[-1].__context__
-            if nxt is None or nxt in causes:
-                break
-            causes.append(nxt)
+        causes = exception_chain(exc)
         if any(isinstance(c, UnicodeDecodeError) for c in causes):
             bad = _first_bad_utf8(path)
             if bad is not None:
                 raise bad from None
         reader = next((c for c in causes if type(c).__name__ == "ParserError"), None)
+        unclosed = reader is not None and "EOF inside string" in str(reader)
+        ragged = None if unclosed else explain_csv(path, header)
+        if ragged is not None:
+            raise ragged from None
         if reader is not None:
-            quote = " (a quote that is never closed)" if "EOF inside string" in str(reader) else ""
+            quote = " (a quote that is never closed)" if unclosed else ""
             raise DataError(
                 f'{path}: the CSV reader stopped: {reader}{quote}. Fix: close or double the quote ("" inside a '
                 "quoted field), or correct that row.",
@@ -212,6 +182,10 @@ def _load_local(path: Path, kind: str, split: str, **kwargs: Any) -> Any:
                 f"(one {'row per line' if kind != 'parquet' else 'table'}).",
             ) from None
         raise
+    ragged = explain_csv(path, header, data)
+    if ragged is not None:
+        raise ragged
+    return data
 
 
 class Rows:
@@ -243,6 +217,11 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
 
     `split` takes slicing such as `train[:1%]`. Extra keyword arguments go to `datasets.load_dataset`.
     """
+    return _read(name, split, subset, "from_hub", "from_hub", **kwargs)
+
+
+def _read(name: str, split: str, subset: str | None, field: str, where: str, **kwargs: Any) -> Any:
+    """`from_hub`, with `field` (the source, e.g. `dataset.hub`) and `where` (its section) named in errors."""
     local = Path(name)
     if local.is_file():
         kind = _FILE_TYPES.get(local.suffix.lower())
@@ -255,9 +234,9 @@ def from_hub(name: str, split: str = "train", subset: str | None = None, **kwarg
             picked = _split_of_file(local, split, len(data))
             return data if picked is None else data.select(picked)
         return _load_local(local, kind, split, **kwargs)
-    from datasets import load_dataset
-
-    return load_dataset(name, subset, split=split, **kwargs)
+    if local.is_dir():  # datasets names a local dataset after its folder, and `.` has no name
+        name = str(local.resolve())
+    return load_or_explain(name, subset, split, field, where, **kwargs)
 
 
 def from_section(section: Any, base_dir: Path, *, light: bool = False, where: str = "dataset") -> Any:
@@ -285,18 +264,15 @@ def _source(source: Any, base_dir: Path, light: bool, where: str) -> Any:
     """One source (a dataset section or a part of a mixture), its split, with only its `columns`."""
     kwargs = {k: v for k in ("data_files", "data_dir") if (v := getattr(source, k, None)) is not None}
     if getattr(source, "list", None) is not None:
-        data = Rows(list_rows(source.list)) if light else from_list(source.list)
+        data = Rows(list_rows(source.list, f"{where}.list")) if light else from_list(source.list, where=f"{where}.list")
     elif source.path is not None:
-        path = Path(source.path)
-        path = path if path.is_absolute() else base_dir / path
-        if not path.exists():
-            raise DataError(f"{where}.path: {path} does not exist. Fix: give a path relative to the config file.")
+        path = local_path(source, base_dir, where)
         if path.suffix.lower() == ".jsonl" and source.split == "train" and not kwargs:
             data = Rows(jsonl_rows(path)) if light else from_jsonl(path)
         else:
-            data = from_hub(str(path), split=source.split, **kwargs)
+            data = _read(str(path), source.split, source.subset, f"{where}.path", where, **kwargs)
     else:
-        data = from_hub(source.hub, split=source.split, subset=source.subset, **kwargs)
+        data = _read(source.hub, source.split, source.subset, f"{where}.hub", where, **kwargs)
     if source.columns is None:
         return data
     missing = [c for c in source.columns if c not in data.column_names]

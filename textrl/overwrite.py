@@ -53,7 +53,13 @@ def model_inputs(what: str, name: str, base_dir: Path) -> list[tuple[str, Path |
 
 
 def module_file(ref: str, base_dir: Path) -> Path | None:
-    """The file (or package folder) of a `module:function` reward reference, found without importing it."""
+    """The file (or package folder) of a `module:function` or `file.py:function` reward reference, found without
+    importing it."""
+    from .reward_refs import is_file_ref, ref_path
+
+    if is_file_ref(ref):
+        path = ref_path(ref, base_dir)
+        return path.resolve() if path.is_file() else None
     top = ref.partition(":")[0].split(".")[0]
     if not top:
         return None

@@ -32,7 +32,8 @@ except ImportError:  # pragma: no cover - not on the Linux machines TextRL runs 
 _HELD: dict[Path, tuple[int, int]] = {}
 """The folders this process holds: resolved path -> (file descriptor, how many times taken)."""
 _MADE: set[Path] = set()
-"""Folders `acquire` created: given back empty (a run stopped while loading), they are removed again."""
+"""The outermost folder `acquire` created for each held folder: given back empty (a run stopped while loading),
+the folders up to it are removed again."""
 
 
 def _is_main_process() -> bool:
@@ -101,8 +102,9 @@ def acquire(folder: str | os.PathLike[str], command: str | None = None) -> None:
     if fcntl is None or not _is_main_process():  # held in name only: process 0 holds the lock for the run
         _HELD[key] = (-1, 1)
         return
-    if not key.exists():
-        _MADE.add(key)
+    made = [p for p in [key, *key.parents] if not p.exists()]
+    if made:
+        _MADE.add(made[-1])  # the outermost folder this run creates
     key.mkdir(parents=True, exist_ok=True)
     path = key / LOCK
     while True:
@@ -145,9 +147,13 @@ def release(folder: str | os.PathLike[str]) -> None:
     try:  # unlinked while still locked, so that nobody can lock the old file after we let go
         if os.stat(key / LOCK).st_ino == os.fstat(fd).st_ino:
             os.unlink(key / LOCK)
-        if key in _MADE:
-            _MADE.discard(key)
-            key.rmdir()  # only when empty: a run stopped before it wrote anything leaves no folder behind
+        top = next((p for p in [key, *key.parents] if p in _MADE), None)
+        if top is not None:  # a run stopped before it wrote anything leaves no folder behind
+            _MADE.discard(top)
+            for folder in [key, *key.parents]:
+                folder.rmdir()  # only when empty (OSError otherwise, which ends the walk)
+                if folder == top:
+                    break
     except OSError:
         pass
     os.close(fd)

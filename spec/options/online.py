@@ -130,7 +130,9 @@ USE_VLLM = Option(
 )  # fmt: skip
 VLLM_MODE = Option(
     name="vllm_mode", annotation=VllmMode, default="colocate", trl_name="vllm_mode", group="vLLM",
-    description="colocate runs vLLM inside the training processes; server talks to a separate trl vllm-serve.",
+    description="colocate runs vLLM inside the training processes; server talks to a separate vLLM server, started "
+    """with `VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend": "nccl"}' """
+    "--logprobs-mode processed_logprobs --max-logprobs -1`.",
 )  # fmt: skip
 VLLM_GPU_MEMORY_UTILIZATION = Option(
     name="vllm_gpu_memory_utilization", annotation=float, default=0.3, trl_name="vllm_gpu_memory_utilization",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from textrl import spec
@@ -58,3 +60,44 @@ def test_each_required_column_is_needed(fmt: spec.DataFormat) -> None:
 def test_unknown_format_name() -> None:
     with pytest.raises(ValueError, match="unknown data format 'nope'"):
         check_dataset(Rows([{"prompt": "hi"}]), "nope")
+
+
+def _chat(*roles: str) -> list[dict[str, str]]:
+    return [{"role": role, "content": f"text of {role}"} for role in roles]
+
+
+# (format, the row with a role no template knows, regex); each row's twin writes the role the message suggests
+UNKNOWN_ROLES = [
+    ("prompt-only", {"messages": _chat("system", "usr")},
+     r"column 'messages', row 1, message 1: unknown role 'usr'\. Did you mean 'user'\? Allowed roles: system, user, "
+     r"assistant, tool, developer, function, ipython; a chat template skips or misplaces a message of any other role\. "
+     r"Fix: write 'user' in that row"),
+    ("prompt-only", {"prompt": _chat("human")}, r"column 'prompt', row 1, message 0: unknown role 'human'\. Did you "
+     r"mean 'user'\?"),
+    ("preference (paired)", {"prompt": _chat("user"), "chosen": _chat("assistant"), "rejected": _chat("gpt")},
+     r"column 'rejected', row 1, message 0: unknown role 'gpt'\. Did you mean 'assistant'\?"),
+    ("unpaired preference", {"prompt": _chat("User"), "completion": _chat("assistant"), "label": True},
+     r"column 'prompt', row 1, message 0: unknown role 'User'\. Did you mean 'user'\?"),
+    ("prompt-only", {"prompt": _chat("narrator")}, r"unknown role 'narrator'\. Allowed roles: .* Fix: use one of those "
+     r"roles in that row"),
+]  # fmt: skip
+FIXED = {"usr": "user", "human": "user", "gpt": "assistant", "User": "user", "narrator": "user"}
+
+
+def _fixed(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: [{**m, "role": FIXED.get(m["role"], m["role"])} for m in v] if isinstance(v, list) else v
+            for k, v in row.items()}  # fmt: skip
+
+
+@pytest.mark.parametrize(("fmt", "row", "match"), UNKNOWN_ROLES, ids=list(FIXED))
+def test_unknown_chat_role_is_refused(fmt: str, row: dict[str, Any], match: str) -> None:
+    with pytest.raises(DataError, match=match) as info:
+        check_dataset(Rows([_fixed(row), row]), fmt)  # row 0 is the twin: the same row with the role corrected
+    assert info.value.row == 1 and info.value.column in row
+    check_dataset(Rows([_fixed(row), _fixed(row)]), fmt)
+
+
+def test_every_role_a_chat_template_reads_passes() -> None:
+    """TRL's conversational roles, and those Llama 3 (ipython) and OpenAI-style templates (developer, function) read."""
+    rows = Rows([{"prompt": _chat("developer", "system", "user", "assistant", "tool", "function", "ipython", "user")}])
+    assert check_dataset(rows, "prompt-only") is rows

@@ -43,6 +43,11 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     model_section = require_section(run, "model")
     model_section = model_section.model_copy(update={"name": resolve_local(model_section.name, run.base_dir)})
     train, evaluation = data if data is not None else load_data(run, cfg)
+    if hasattr(train, "__len__"):  # the trainer checks it too, but only after the model has loaded
+        from ..batch_plan import batch_lines
+        from ..config import processes
+
+        batch_lines(cfg, len(train), processes())
     reward = reward_from_section(require_section(run, "reward"), run.base_dir) if family.needs_reward else None
     if isinstance(reward, str):  # a reward model: TRL loads it late, with transformers' messages
         from ..model_source import check_reward_model

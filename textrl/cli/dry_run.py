@@ -8,7 +8,7 @@ from typing import Any
 
 from ..distributed import check_engines, trl_arguments
 from ..errors import ConfigError
-from ..reward_checks import check_distinct_names, check_signature
+from ..reward_checks import check_distinct_names, check_preference_columns, check_signature
 from ..rewards import Composed, as_reward
 from ..spec import DIFFERENT_FROM_TRL, Family, Reference
 from .assemble import Assembled, require_section
@@ -67,6 +67,8 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     if str(getattr(section, "model", "")).startswith("textrl:"):
         return f"reward model {section.model}: TextRL's built-in tiny classifier, built at start"
     reward = reward_from_section(section, run.base_dir)
+    funcs = reward.components if isinstance(reward, Composed) else reward if isinstance(reward, list) else [reward]
+    check_preference_columns(funcs, rows.column_names, run.config.algo)  # the trainer's check, before any model
     if isinstance(reward, str):
         from ..model_source import check_reward_model
 

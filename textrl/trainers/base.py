@@ -55,8 +55,10 @@ class TextRLTrainer:
                 [Problem("tokenizer", "both tokenizer= and processing_class= were given. Fix: pass only tokenizer=.")]
             )
         self.tokenizer = tokenizer if tokenizer is not None else processing_class
-        self.train_dataset = check_dataset(train_dataset, algo.data_format.name)
-        self.eval_dataset = None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name)
+        self.train_dataset = check_dataset(train_dataset, algo.data_format.name, "train_dataset")
+        self.eval_dataset = (
+            None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name, "eval_dataset")
+        )
         if hasattr(self.train_dataset, "__len__"):  # too few rows for one batch: 0 steps (an iterable one has no len)
             batch_lines(self.config, len(self.train_dataset), processes())
         if self.tokenizer is not None:  # chat rows without a chat template; prompts longer than the model or max_length
