@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from .conftest import GRPO
 from .test_train_cli import write
 
 CORPUS = Path(__file__).resolve().parents[1] / "recipes" / "trl"
@@ -169,3 +170,84 @@ def test_the_documented_recipe_dry_runs(cli) -> None:  # type: ignore[no-untyped
     assert done.returncode == 0, done.stderr
     assert "line 8: reward_funcs: reward: recipe_rewards:lowercase_share" in done.stdout
     assert "reward called on 4 dataset rows" in done.stdout and "dry run: the run would start" in done.stdout
+
+
+SEVEN_GPU_RECIPE = """\
+# open-r1's GRPO batch: 16 x 4 x 7 GPUs = 448 completions, groups of 14
+model_name_or_path: textrl:tiny
+dataset_name: quickstart_prompts.jsonl
+reward_funcs: [quickstart_rewards.lowercase_share]
+output_dir: out/grpo
+per_device_train_batch_size: 16
+gradient_accumulation_steps: 4
+num_generations: 14
+max_completion_length: 8
+max_steps: 2
+"""
+DIVIDES = "the generation batch divides num_generations=14 on 7, 14, 21, ... processes; on 1 process it does not"
+
+
+def test_convert_a_recipe_written_for_seven_gpus(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "recipe.yaml", SEVEN_GPU_RECIPE)
+    done = cli("textrl-convert", "--trl", "grpo", "recipe.yaml", "-o", "grpo.yaml")
+    assert done.returncode == 0, done.stderr
+    assert f"textrl-convert: processes: {DIVIDES}. Checked on 7;" in done.stderr
+    assert f"\n# Processes: {DIVIDES}. Checked on 7;" in (tmp_path / "grpo.yaml").read_text()
+    seven = cli("textrl-convert", "--trl", "grpo", "recipe.yaml", "-o", "grpo.yaml", "--overwrite",
+                "--num-processes", "7")  # fmt: skip
+    assert seven.returncode == 0, seven.stderr
+    assert "processes: checked on 7 processes (--num-processes 7); the generation batch divides" in seven.stderr
+    two = cli("textrl-convert", "--trl", "grpo", "recipe.yaml", "-o", "grpo2.yaml", "--num-processes", "2")
+    assert two.returncode == 2 and not (tmp_path / "grpo2.yaml").exists()
+    assert ("recipe.yaml:8: num_generations: the generation batch (per_device_train_batch_size × "
+            "gradient_accumulation_steps × processes = 16 × 4 × 2 processes = 128 completions over 2 processes) is "
+            "not divisible by num_generations=14") in two.stderr  # fmt: skip
+    assert "Convert it for such a count: --num-processes 7" in two.stderr
+    zero = cli("textrl-convert", "--trl", "grpo", "recipe.yaml", "-o", "grpo3.yaml", "--num-processes", "0")
+    assert zero.returncode == 2 and "--num-processes: got 0; allowed: 1 or more" in zero.stderr
+
+
+def test_convert_of_a_recipe_that_divides_on_one_process_says_nothing_of_processes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "recipe.yaml", SEVEN_GPU_RECIPE.replace("num_generations: 14", "num_generations: 16"))
+    done = cli("textrl-convert", "--trl", "grpo", "recipe.yaml", "-o", "grpo.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "processes" not in done.stderr and "# Processes" not in (tmp_path / "grpo.yaml").read_text()
+
+
+def test_convert_the_published_open_r1_recipe_for_seven_gpus(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    recipe = CORPUS / "open-r1__Qwen2.5-1.5B-Instruct__grpo__config_demo_code_ioi.yaml"
+    done = cli("textrl-convert", "--trl", "grpo", str(recipe), "-o", "grpo.yaml")
+    assert done.returncode == 1, done.stderr  # written; its own code rewards and system prompt need a hand
+    assert f"processes: {DIVIDES}" in done.stderr
+    text = (tmp_path / "grpo.yaml").read_text()
+    assert f"# Processes: {DIVIDES}" in text and "reward_weights:\n- 0.1\n" in text
+    assert "'ioi_code' is neither" in done.stderr and "Its weight, 1.0, is set aside from reward_weights" in text
+
+
+def test_train_refuses_a_seven_gpu_recipe_on_one_process_and_says_how_to_launch_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "recipe.yaml", SEVEN_GPU_RECIPE)
+    one = cli("textrl-train", "--trl", "grpo", "--config", "recipe.yaml", "--dry-run")
+    assert one.returncode == 2
+    assert ("recipe.yaml:8: num_generations: the generation batch (per_device_train_batch_size × "
+            "gradient_accumulation_steps = 16 × 4 = 64 completions on one process) is not divisible by "
+            "num_generations=14") in one.stderr  # fmt: skip
+    assert f"This recipe was written for several processes: {DIVIDES}. Launch it so: accelerate launch " in one.stderr
+    assert "--num_processes 7 -m textrl.cli train --trl grpo --config recipe.yaml." in one.stderr
+    seven = cli("textrl-train", "--trl", "grpo", "--config", "recipe.yaml", "--dry-run", env={"WORLD_SIZE": "7"})
+    assert seven.returncode == 0, seven.stderr[-3000:]
+    assert "dry run: the run would start" in seven.stdout
+
+
+def test_a_textrl_config_given_as_a_recipe_is_named_as_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "grpo.yaml", GRPO)
+    said = "grpo.yaml:1: --trl: this is a TextRL config (algo: grpo, model: {name: ...}, dataset: {path: ...}, "
+    convert = cli("textrl-convert", "--trl", "grpo", "grpo.yaml", "-o", "converted.yaml")
+    assert convert.returncode == 2 and said in convert.stderr and "model.name: is required" not in convert.stderr
+    assert "not a recipe for TRL's CLI" in convert.stderr
+    assert "there is nothing to convert. Fix: run it as it is: textrl-train --config grpo.yaml." in convert.stderr
+    assert not (tmp_path / "converted.yaml").exists()
+    train = cli("textrl-train", "--trl", "grpo", "--config", "grpo.yaml", "--dry-run")
+    assert train.returncode == 2 and said in train.stderr and "model_name_or_path: is missing" not in train.stderr
+    assert "Fix: run it without --trl: textrl-train --config grpo.yaml." in train.stderr
+    plain = cli("textrl-train", "--config", "grpo.yaml", "--dry-run")
+    assert plain.returncode == 0, plain.stderr[-3000:]

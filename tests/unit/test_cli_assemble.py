@@ -88,9 +88,9 @@ def test_resume_and_overwrite_together(tmp_path: Path) -> None:
 def test_dry_run_rejects_a_reward_model_that_is_not_a_classifier(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    not_rm = tmp_path / "causal"
-    not_rm.mkdir()
-    (not_rm / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    from .test_model_source import model_folder
+
+    not_rm = model_folder(tmp_path / "causal")  # config (LlamaForCausalLM), weights and tokenizer
     text = "algo: rloo\noutput_dir: OUT\nmodel: {name: textrl:tiny}\ndataset: {list: [hi, there, a, b]}\nreward: {model: causal}\n"
     yaml_file(tmp_path, text.replace("OUT", str(tmp_path / "out")))
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2

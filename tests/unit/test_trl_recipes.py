@@ -12,14 +12,25 @@ import yaml
 from textrl import TextRLConfig
 from textrl.cli.convert import TRL_COMMANDS
 from textrl.errors import ConfigError
-from textrl.trl_recipe import CANNOT_KEEP, DROPPED, RENAMED, TRAINERS, Translation, translate
+from textrl.trl_recipe import (
+    CANNOT_KEEP,
+    DROPPED,
+    RENAMED,
+    TRAINERS,
+    Translation,
+    process_fit,
+    textrl_config_marks,
+    translate,
+    with_launch_hint,
+)
 from textrl.yaml_io import key_lines, load_yaml_file
 
 CORPUS = Path(__file__).resolve().parents[1] / "recipes" / "trl"
 INDEX: dict[str, str] = yaml.safe_load((CORPUS / "index.yaml").read_text())
 PROCESSES = {"open-r1__Qwen2.5-1.5B-Instruct__grpo__config_demo_code_ioi.yaml": 7}
 """Recipes meant for several processes: open-r1's README launches GRPO with --num_processes=7 (an 8th GPU serves
-vLLM); on one process its batch of 64 would not split into groups of 14 generations."""
+vLLM); on one process its batch of 64 would not split into groups of 14 generations. Every other recipe's batch
+divides on one process."""
 COLLECTION_ONLY = set(CANNOT_KEEP) | {"reward_funcs"}
 """What a public recipe may still need a hand for: its collection's own keys (and TRL keys removed without a
 successor), and rewards built by its own script."""
@@ -45,25 +56,37 @@ def test_corpus_is_large_and_varied() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(INDEX))
-def test_public_recipe_converts_with_no_unknown_key_and_validates(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WORLD_SIZE", str(PROCESSES.get(name, 1)))
+def test_public_recipe_converts_with_no_unknown_key_and_validates(name: str) -> None:
     recipe, translation = _translate(name)
     assert translation.unknown == []
     assert {p.field for p in translation.problems} <= COLLECTION_ONLY, translation.problems
     for problem in translation.problems:
         assert "Fix:" in problem.message
         assert problem.where.startswith("line ") or problem.field not in recipe  # a missing key has no line
-    cfg = TextRLConfig.model_validate(translation.config)
-    _same_values(recipe, translation.config, cfg)
+    assert textrl_config_marks(recipe) == {}  # read as the recipe it is
+    fit = process_fit(translation.config, recipe)
+    count = fit.counts()[0] if fit is not None else 1  # the smallest process count its batch divides on
+    assert count == PROCESSES.get(name, 1)  # found from the recipe alone: open-r1's 7 GPUs
+    cfg = TextRLConfig.model_validate(translation.config, processes=count)
+    _same_values(recipe, translation, cfg)
 
 
-def _same_values(recipe: dict[str, Any], config: dict[str, Any], cfg: Any) -> None:
-    """Every TRL config field of the recipe is the same option with the same value; ModelConfig went to model:."""
+def _same_values(recipe: dict[str, Any], translation: Translation, cfg: Any) -> None:
+    """Every TRL config field of the recipe is the same option with the same value; ModelConfig went to model:;
+    reward_weights keeps the weights of the rewards converted; padding_free (which TRL's DPO turns off) is dropped."""
+    config = translation.config
     algo = cfg.algorithm()
     options = {o.name for o in algo.options}
     moved = set(RENAMED) | set(DROPPED) | {"warmup_ratio", "max_prompt_length", "max_completion_length"}
     for key, value in recipe.items():
-        if key in options and key not in moved and key not in ("model", "dataset", "reward", "env"):
+        if key == "padding_free" and value and algo.trl_trainer == "trl.DPOTrainer":
+            assert key not in config and "padding_free: dropped: TRL's DPO trainer turns it off" in _notes(translation)
+        elif key == "reward_weights":
+            refused = [p.message for p in translation.problems if p.field == "reward_funcs"]
+            kept = [w for f, w in zip(recipe["reward_funcs"], value, strict=True)
+                    if not any(m.startswith(repr(f)) for m in refused)]  # fmt: skip
+            assert config.get(key) == (kept or None), key
+        elif key in options and key not in moved and key not in ("model", "dataset", "reward", "env"):
             assert config[key] == value, key
             assert getattr(cfg, key) is not None
     model = cfg.model
@@ -269,3 +292,130 @@ def test_local_model_and_data_are_written_from_the_new_config_folder(tmp_path: P
                   out_dir=out)  # fmt: skip
     assert t.config["model"]["name"] == "../models/tiny" and t.config["dataset"] == {"path": "../data.jsonl",
                                                                                        "split": "train"}  # fmt: skip
+
+
+# --- recipes written for several processes (issue 31) --------------------------------------------------------------
+
+SEVEN_GPUS = {"model_name_or_path": "org/m", "dataset_name": "org/d", "reward_funcs": ["m.r"],
+              "per_device_train_batch_size": 16, "gradient_accumulation_steps": 4, "num_generations": 14}  # fmt: skip
+"""open-r1's GRPO numbers: 16 x 4 x 7 = 448 completions split into groups of 14 on 7 processes; 64 on one do not."""
+
+
+def test_a_recipe_for_seven_processes_says_where_its_batch_divides() -> None:
+    t = translate(SEVEN_GPUS, "grpo")
+    fit = process_fit(t.config, SEVEN_GPUS)
+    assert fit is not None and fit.counts() == [7, 14, 21, 28]  # three named, and one to say there are more
+    assert fit.describe() == (
+        "the generation batch divides num_generations=14 on 7, 14, 21, ... processes; on 1 process it does not"
+    )
+    assert TextRLConfig.model_validate(t.config, processes=7).num_generations == 14
+    with pytest.raises(ConfigError, match=r"num_generations: the generation batch .* 16 × 4 × 2 processes = 128 "
+                       r"completions over 2 processes\) is not divisible by num_generations=14"):  # fmt: skip
+        TextRLConfig.model_validate(t.config, processes=2)  # a run on the wrong count stays refused
+
+
+def test_a_recipe_whose_batch_divides_on_one_process_needs_no_count() -> None:
+    t = translate({**SEVEN_GPUS, "num_generations": 16}, "grpo")
+    fit = process_fit(t.config)
+    assert fit is not None and fit.fails_on(1) == [] and fit.counts()[0] == 1
+    assert "on 1 process it does not" not in fit.describe()
+
+
+def test_the_refusal_on_one_process_adds_how_to_launch_the_recipe() -> None:
+    t = translate(SEVEN_GPUS, "grpo")
+    fit = process_fit(t.config, SEVEN_GPUS)
+    with pytest.raises(ConfigError) as caught:
+        TextRLConfig.model_validate(t.config, processes=1)
+    hinted = with_launch_hint(caught.value, fit, 1, "launch with accelerate launch --num_processes {n}")
+    (problem,) = hinted.problems
+    assert problem.message.startswith(caught.value.problems[0].message)  # today's message, then the hint
+    assert problem.message.endswith(
+        "This recipe was written for several processes: the generation batch divides num_generations=14 on 7, 14, "
+        "21, ... processes; on 1 process it does not. launch with accelerate launch --num_processes 7."
+    )
+    never = translate({**SEVEN_GPUS, "generation_batch_size": 64}, "grpo")  # fixed batch: no count helps
+    never_fit = process_fit(never.config)
+    assert never_fit is not None and never_fit.counts() == []
+    with pytest.raises(ConfigError) as plain:
+        TextRLConfig.model_validate(never.config, processes=1)
+    assert with_launch_hint(plain.value, never_fit, 1, "{n}") is plain.value
+
+
+def test_the_process_count_a_recipe_names_is_checked() -> None:
+    recipe = {"model_name_or_path": "m", "dataset_name": "d", "reward_funcs": ["m.r"], "accelerate_config": "zero2"}
+    fit = process_fit(translate(recipe, "rloo").config, recipe)
+    assert fit is not None and fit.own is not None and fit.own[0] == 8  # TRL's profiles launch 8 processes
+    assert fit.describe().endswith("accelerate_config: zero2 (TRL's profile) launches 8 processes, on which it does")
+    odd = {**recipe, "num_generations": 3}  # 8 × 1 × 8 = 64 completions: not in groups of 3
+    odd_fit = process_fit(translate(odd, "rloo").config, odd)
+    assert odd_fit is not None and odd_fit.counts()[:3] == [3, 6, 9]
+    assert odd_fit.describe().endswith("launches 8 processes, on which it does not")
+
+
+def test_values_the_rules_cannot_count_with_are_left_to_validation() -> None:
+    t = translate({**SEVEN_GPUS, "num_generations": "fourteen"}, "grpo")
+    assert process_fit(t.config) is None
+    with pytest.raises(ConfigError, match="num_generations"):
+        TextRLConfig.model_validate(t.config)
+
+
+# --- a TextRL config given as a recipe (issue 31) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "marks"),
+    [
+        (
+            {
+                "algo": "grpo",
+                "output_dir": "o",
+                "model": {"name": "textrl:tiny"},
+                "dataset": {"path": "p.jsonl"},
+                "reward": "m:f",
+            },
+            "algo: grpo, model: {name: ...}, dataset: {path: ...}, reward: m:f",
+        ),
+        (
+            {"model": {"name": "org/m"}, "dataset": {"hub": "org/d"}, "reward": ["m:f", "m:g"]},
+            "model: {name: ...}, dataset: {hub: ...}, reward: [...]",
+        ),
+        ({"algo": "dpo", "beta": 0.1}, "algo: dpo"),
+        ({"model": {"name": "org/m"}, "reward": {"compose": ["m:f"]}}, "model: {name: ...}, reward: {compose: ...}"),
+    ],
+)
+def test_a_textrl_config_is_not_read_as_a_recipe(data: dict[str, Any], marks: str) -> None:
+    with pytest.raises(ConfigError, match=r"--trl: this is a TextRL config \((.*)\), not a recipe for TRL's CLI") as e:
+        translate(data, "grpo")
+    assert f"({marks})" in str(e.value) and "Fix: run it without --trl: textrl-train --config FILE" in str(e.value)
+
+
+def test_a_recipe_with_textrl_keys_is_still_a_recipe() -> None:
+    t = _one({"algo": "ipo", "reward": "m:f"})  # a recipe's own keys: read key by key, each refused or kept
+    assert t.config["algo"] == "ipo" and [p.field for p in t.problems] == ["reward"]
+    assert "a section of a TextRL config, not a key of TRL's CLI" in t.problems[0].message
+
+
+# --- keys whose meaning TRL changes under the recipe ----------------------------------------------------------------
+
+
+def test_weights_of_rewards_left_for_a_hand_are_set_aside_with_them() -> None:
+    recipe = {"model_name_or_path": "m", "dataset_name": "d", "reward_funcs": ["ioi_code", "format", "my.r"],
+              "reward_weights": [1.0, 0.1, 0.5]}  # fmt: skip
+    t = translate(recipe, "grpo", lines={("reward_weights",): 9})
+    (problem,) = t.problems
+    assert problem.field == "reward_funcs" and "Its weight, 1.0, is set aside from reward_weights" in problem.message
+    assert t.config["reward_weights"] == [0.1, 0.5] and "line 9: reward_weights: [0.1, 0.5]" in _notes(t)
+    assert TextRLConfig.model_validate(t.config).reward_weights == [0.1, 0.5]  # one weight per reward converted
+    every = translate({**recipe, "reward_funcs": ["accuracy", "format", "my.r"]}, "grpo")
+    assert every.problems == [] and every.config["reward_weights"] == [1.0, 0.1, 0.5]
+    none = translate({**recipe, "reward_funcs": ["ioi_code"], "reward_weights": [1.0]}, "grpo")
+    assert "reward_weights" not in none.config and "set aside with the rewards it weighs" in _notes(none)
+
+
+def test_padding_free_which_trl_turns_off_for_dpo_is_dropped_with_a_note() -> None:
+    t = _one({"padding_free": True})
+    assert t.problems == [] and "padding_free" not in t.config
+    assert "padding_free: dropped: TRL's DPO trainer turns it off" in _notes(t)
+    assert TextRLConfig.model_validate(t.config).padding_free is False
+    off = _one({"padding_free": False})
+    assert off.config["padding_free"] is False and "padding_free" not in _notes(off)

@@ -116,14 +116,17 @@ def assemble(
     config_path = Path(path) if path else None
     if config_path is not None:
         data, lines = read_mapping(config_path)
+    written = data  # the file as written: for a recipe, the process count it names
     translation = None
     if trl is not None:
-        from ..trl_recipe import raise_problems, translate
+        from ..trl_recipe import not_a_recipe, raise_problems, translate
 
         if config_path is None:
             raise ConfigError([Problem("--trl", "needs --config RECIPE.yaml, the recipe written for TRL's CLI.")])
         if "algo" in flags:
             raise ConfigError([Problem("--algo", "--trl already names the algorithm. Fix: drop --algo.")])
+        if (textrl_config := not_a_recipe(data, config_path, trl=trl, converting=False, lines=lines)) is not None:
+            raise ConfigError([textrl_config])
         translation = translate(data, trl, lines=lines, base_dir=config_path.parent)
         raise_problems(translation, config_path)
         data, lines = translation.config, translation.lines
@@ -180,6 +183,14 @@ def assemble(
     try:
         config = TextRLConfig.model_validate(data, processes=processes)
     except ConfigError as error:
+        if trl is not None:  # a recipe written for several GPUs: the counts its batch divides on, and how to launch
+            from ..config import processes as run_processes
+            from ..trl_recipe import process_fit, with_launch_hint
+
+            count = processes if processes is not None else run_processes()
+            launch = f"Launch it so: accelerate launch --num_processes {{n}} -m textrl.cli train --trl {trl} --config "
+            launch += str(config_path)
+            error = with_launch_hint(error, process_fit(data, written), count, launch)
         raise locate(error, lines, config_path, used_flags) from None
     return Assembled(config=config, path=config_path, sources=sources, translation=translation)
 

@@ -6,10 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import ConfigError, Problem
+
+if TYPE_CHECKING:
+    from ..trl_recipe import ProcessFit
 
 TRL_COMMANDS = ("grpo", "rloo", "dpo", "kto", "reward")
 
@@ -26,6 +29,13 @@ def convert_parser() -> argparse.ArgumentParser:
     parser.add_argument("recipe", help="The recipe YAML file.")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.yaml", help="Where to write the TextRL YAML.")
     parser.add_argument("--overwrite", action="store_true", help="Replace FILE.yaml if it exists.")
+    parser.add_argument(
+        "--num-processes",
+        type=int,
+        metavar="N",
+        help="Check the batch for a run on N processes (a recipe written for several GPUs). Default: list the "
+        "process counts the batch divides on, and check the smallest.",
+    )
     parser.add_argument("--version", action="version", version=f"textrl {__version__}")
     return parser
 
@@ -42,16 +52,25 @@ def schema_reference(out_dir: Path) -> str:
 
 
 def render(
-    config: dict[str, Any], *, recipe: Path, trl: str, notes: list[str], problems: list[str], out_dir: Path
+    config: dict[str, Any],
+    *,
+    recipe: Path,
+    trl: str,
+    notes: list[str],
+    problems: list[str],
+    out_dir: Path,
+    processes: str | None = None,
 ) -> str:
-    """The TextRL YAML text: schema modeline, where it came from, each translation and each key left, then the
-    config."""
+    """The TextRL YAML text: schema modeline, where it came from, the process counts it holds on (when that
+    matters), each translation and each key left, then the config."""
     import yaml
 
     head = [
         f"# yaml-language-server: $schema={schema_reference(out_dir)}",
         f"# Converted by textrl-convert (TextRL {__version__}) from {recipe}, a recipe for `trl {trl}`.",
     ]
+    if processes:
+        head.append(f"# Processes: {processes}.")
     if notes:
         head.append("# Translations (line numbers are the recipe's):")
         head += [f"#   {note}" for note in notes]
@@ -74,29 +93,48 @@ def convert_main(argv: list[str] | None = None) -> int:
             raise ConfigError(
                 [Problem("--output", f"{output} exists. Fix: --overwrite to replace it, or another file.")]
             )
+        if args.num_processes is not None and args.num_processes < 1:
+            raise ConfigError(
+                [Problem("--num-processes", f"got {args.num_processes}; allowed: 1 or more. Fix: e.g. 8.")]
+            )
         from ..config import TextRLConfig
-        from ..trl_recipe import translate
+        from ..trl_recipe import not_a_recipe, process_fit, translate, with_launch_hint
         from ..yaml_io import read_mapping
         from .assemble import locate
 
         data, lines = read_mapping(recipe, "recipe")
+        if (textrl_config := not_a_recipe(data, recipe, trl=args.trl, converting=True, lines=lines)) is not None:
+            raise ConfigError([textrl_config])
         out_dir = output.parent
         translation = translate(data, args.trl, lines=lines, base_dir=recipe.parent, out_dir=out_dir)
+        fit = process_fit(translation.config, data)
+        count, processes = _processes(fit, args.num_processes)
         try:
-            TextRLConfig.model_validate(translation.config)
+            TextRLConfig.model_validate(translation.config, processes=count)
         except ConfigError as error:
-            raise locate(error, translation.lines, recipe, {}) from None
+            advice = "Convert it for such a count: --num-processes {n}, and launch the run on that many processes"
+            raise locate(with_launch_hint(error, fit, count, advice), translation.lines, recipe, {}) from None
         problems = [str(p) for p in translation.problems]  # "line N: key: what to do", for the file's comments
         notes = [str(note) for note in translation.notes]
         out_dir.mkdir(parents=True, exist_ok=True)
         output.write_text(
-            render(translation.config, recipe=recipe, trl=args.trl, notes=notes, problems=problems, out_dir=out_dir),
+            render(
+                translation.config,
+                recipe=recipe,
+                trl=args.trl,
+                notes=notes,
+                problems=problems,
+                out_dir=out_dir,
+                processes=processes,
+            ),
             encoding="utf-8",
         )
     except ConfigError as exc:
         print(f"textrl-convert: {exc}", file=sys.stderr)
         return 2
     print(f"textrl-convert: wrote {output} ({len(notes)} translations)")
+    if processes:
+        print(f"textrl-convert: processes: {processes}", file=sys.stderr)
     for problem in translation.located(recipe):
         print(f"textrl-convert: {problem}", file=sys.stderr)
     if problems:
@@ -107,3 +145,25 @@ def convert_main(argv: list[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def _processes(fit: ProcessFit | None, requested: int | None) -> tuple[int, str | None]:
+    """The process count to check the batch on, and what to say about process counts: None when nothing is worth
+    saying (the batch divides on one process, and on the count the recipe names)."""
+    if requested is not None:
+        said = f"checked on {requested} process{'es' if requested > 1 else ''} (--num-processes {requested})"
+        if fit is None or (not fit.fails_on(1) and fit.own is None):
+            return requested, said
+        return requested, f"{said}; {fit.describe(requested)}"
+    if fit is None:
+        return 1, None
+    found = fit.counts()
+    if not fit.fails_on(1):
+        own_fails = fit.own is not None and bool(fit.fails_on(fit.own[0]))
+        return 1, fit.describe(1) if own_fails else None
+    if not found:
+        return 1, None  # divides on no count: refused as on one process
+    return found[0], (
+        f"{fit.describe(1)}. Checked on {found[0]}; launch the run on one of these counts (textrl-train checks the "
+        "batch against the run's own count), or convert with --num-processes N to check another"
+    )

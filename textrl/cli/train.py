@@ -224,8 +224,26 @@ def launch_processes(requested: int | None) -> int:
     return max(torch.cuda.device_count(), 1)
 
 
-def write_launch_config(run: Assembled, path: Path, num_processes: int) -> int:
-    """--write-accelerate-config: the accelerate config file for this run, and the command that launches it."""
+def launch_arguments(argv: list[str]) -> list[str]:
+    """This command's arguments for the launched run: all but --write-accelerate-config and --num-processes (flags,
+    --set and --trl apply to the run as they did here)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in ("--write-accelerate-config", "--num-processes"):
+            skip = "=" not in arg
+            continue
+        out.append(arg)
+    return out
+
+
+def write_launch_config(run: Assembled, path: Path, num_processes: int, argv: list[str] | None = None) -> int:
+    """--write-accelerate-config: the accelerate config file for this run, and the command that launches it (the
+    same arguments, so a recipe keeps its --trl and flags keep applying)."""
     from ..distributed import write_accelerate_config
 
     cfg = run.config
@@ -236,9 +254,10 @@ def write_launch_config(run: Assembled, path: Path, num_processes: int) -> int:
 
         precision = "bf16" if resolve_bf16(getattr(cfg, "bf16", "auto")) else "no"
     written = write_accelerate_config(cfg, path, num_processes=num_processes, mixed_precision=precision)
-    config_arg = f" --config {run.path}" if run.path is not None else ""
+    arguments = launch_arguments(argv) if argv is not None else (["--config", str(run.path)] if run.path else [])
+    command = ["accelerate", "launch", "--config_file", str(path), "-m", "textrl.cli", "train", *arguments]
     print(f"textrl-train: wrote {', '.join(str(p) for p in written)}")
-    print(f"launch with: accelerate launch --config_file {path} -m textrl.cli train{config_arg}")
+    print(f"launch with: {shlex.join(command)}")
     return 0
 
 
@@ -267,7 +286,9 @@ def train_main(argv: list[str] | None = None) -> int:
             args.get("config"), flags, names, args.get("set") or [], trl=args.get("trl"), processes=processes
         )
         if launch_file:
-            return write_launch_config(run, Path(launch_file), processes or 1)
+            return write_launch_config(
+                run, Path(launch_file), processes or 1, list(sys.argv[1:] if argv is None else argv)
+            )
         if args.get("dry_run"):
             from .dry_run import dry_run
 

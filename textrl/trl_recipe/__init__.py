@@ -8,7 +8,9 @@ that TRL or transformers have since renamed or removed.
 
 `translate` sorts every key: a TRL config field stays an option under its own name; the rest become TextRL's
 sections (model, dataset, eval_dataset, reward, env), each translation with a note naming the recipe's line. A key
-whose meaning cannot be kept is refused with what to do instead, never dropped in silence. Imports no torch.
+whose meaning cannot be kept is refused with what to do instead, never dropped in silence. A TextRL config given
+as a recipe is named as one (`shape`); `process_fit` says on which process counts a recipe's batch divides, for
+recipes written for several GPUs. Imports no torch.
 """
 
 from __future__ import annotations
@@ -22,10 +24,15 @@ from ..errors import ConfigError, Problem
 from .data import translate_data
 from .keys import translate_renamed, translate_rest, translate_reward
 from .model import translate_model
+from .processes import ProcessFit, process_fit, with_launch_hint
 from .recipe import Note, Recipe, Translation
+from .shape import not_a_recipe, textrl_config_marks
 from .tables import CANNOT_KEEP, DROPPED, RENAMED, TRAINERS
 
-__all__ = ["CANNOT_KEEP", "DROPPED", "RENAMED", "TRAINERS", "Note", "Translation", "raise_problems", "translate"]
+__all__ = [
+    "CANNOT_KEEP", "DROPPED", "RENAMED", "TRAINERS", "Note", "ProcessFit", "Translation", "not_a_recipe",
+    "process_fit", "raise_problems", "textrl_config_marks", "translate", "with_launch_hint",
+]  # fmt: skip
 
 
 def translate(
@@ -45,6 +52,9 @@ def translate(
         raise ConfigError(
             [Problem("--trl", f"got {trainer!r}; allowed: {', '.join(TRAINERS)}. Fix: name the TRL command.")]
         )
+    problem = not_a_recipe(data, None, trl=trainer, converting=False)
+    if problem is not None:  # textrl-train --trl and textrl-convert say so first, naming the file
+        raise ConfigError([problem])
     base = base_dir or Path.cwd()
     recipe = Recipe(data, trainer, lines or {}, base, out_dir or base)
     algo = _algorithm(recipe)

@@ -25,8 +25,8 @@ def translate_reward(recipe: Recipe) -> None:
     funcs, model = recipe.take("reward_funcs"), recipe.take("reward_model_name_or_path")
     if isinstance(funcs, str):
         funcs = [funcs]
-    refs = []
-    for name in funcs or []:
+    refs, set_aside = [], []  # set_aside: the positions of rewards left for the user's hand
+    for position, name in enumerate(funcs or []):
         if name in TRL_REWARDS:
             refs.append(TRL_REWARDS[name])
         elif isinstance(name, str) and "." in name.strip("."):
@@ -37,13 +37,16 @@ def translate_reward(recipe: Recipe) -> None:
             recipe.note("reward_funcs", f"{name}: open_r1.rewards:{OPEN_R1_REWARDS[name]} (open-r1's reward registry; "
                         "the open_r1 package must be importable)")  # fmt: skip
         else:
+            set_aside.append(position)
             recipe.refuse(
                 "reward_funcs",
                 f"{name!r} is neither a reward of TRL's scripts ({', '.join(TRL_REWARDS)}) nor a dotted import path "
                 f"(nor a plain function of open-r1's registry: {', '.join(OPEN_R1_REWARDS)}); recipe collections "
                 "build some rewards from their own settings. Fix: write the function's import path, e.g. "
-                "my_module.my_reward.",
+                f"my_module.my_reward.{_weight_of(recipe, funcs, position)}",
             )
+    if set_aside:
+        _weights_of_converted(recipe, funcs, set_aside)
     if model is not None and refs:
         recipe.refuse(
             "reward_model_name_or_path",
@@ -67,6 +70,28 @@ def translate_reward(recipe: Recipe) -> None:
             "reward_funcs", f"is missing (nor is there a reward_model_name_or_path); trl {recipe.trainer} needs a "
             "reward. Fix: add reward_funcs: [my_module.my_reward].",
         )  # fmt: skip
+
+
+def _weight_of(recipe: Recipe, funcs: list[Any], position: int) -> str:
+    weights = recipe.left.get("reward_weights")
+    if not isinstance(weights, list) or len(weights) != len(funcs):
+        return ""
+    return f" Its weight, {weights[position]}, is set aside from reward_weights: add it back beside the reward."
+
+
+def _weights_of_converted(recipe: Recipe, funcs: list[Any], set_aside: list[int]) -> None:
+    """reward_weights for the rewards converted, so that weights and rewards still pair up one to one (TRL refuses
+    a count that differs); the weight of each reward left for the user's hand is named in its refusal."""
+    weights = recipe.left.get("reward_weights")
+    if not isinstance(weights, list) or len(weights) != len(funcs):
+        return  # no weights, or a count that was wrong in the recipe already: the reward_weights rule names it
+    kept = [w for i, w in enumerate(weights) if i not in set_aside]
+    if kept:
+        recipe.left["reward_weights"] = kept
+        recipe.note("reward_weights", f"{kept}, the weights of the rewards converted")
+    else:
+        recipe.take("reward_weights")
+        recipe.note("reward_weights", "set aside with the rewards it weighs (none converted)")
 
 
 # --- keys TRL renamed or removed, and everything else --------------------------------------------------------------
@@ -141,6 +166,9 @@ def translate_rest(recipe: Recipe, algo: spec.Algorithm) -> None:
         value = recipe.take(key)
         if key in offered:
             _not_offered(recipe, key, value, offered[key])
+        elif key == "padding_free" and value and "padding_free_unavailable" in {r.name for r in algo.rules}:
+            recipe.note(key, "dropped: TRL's DPO trainer turns it off in every release TextRL supports (standard "
+                        "padding, with a warning), so trl dpo ran this recipe padded too")  # fmt: skip
         elif key in fields:
             recipe.put((key,), value, key)
         elif key in DROPPED and (key != "ignore_bias_buffers" or not value):

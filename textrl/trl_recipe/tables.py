@@ -88,3 +88,7 @@ ACCELERATE_PROFILES: dict[str, dict[str, Any]] = {
     "multi_gpu": {"strategy": "ddp"},
 }
 """The accelerate profiles TRL's CLI ships (`accelerate_config: zero2`), as the distributed section."""
+
+PROFILE_PROCESSES = 8
+"""The num_processes of every profile above as TRL ships it (trl/accelerate_configs/*.yaml): `trl grpo --config
+recipe.yaml` with `accelerate_config: zero2` launches 8 processes."""
