@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError, Problem
 from .models import builtin_path
-from .run_files import MANIFEST, MERGE_RECORD
+from .run_files import LOCK, MANIFEST, MERGE_RECORD
 
 Kind = Literal["run", "merged model"]
 
@@ -118,7 +118,7 @@ def _nested_outputs(folder: Path) -> list[Path]:
     return found
 
 
-def check_replaceable(target: Path, read: list[Input], *, kind: Kind, field: str) -> None:
+def check_replaceable(target: Path, read: list[Input], *, kind: Kind, field: str, flag: str = "--overwrite") -> None:
     """Refuse to delete `target` unless it is an earlier output of `kind` that holds nothing the command reads."""
     if not target.exists():
         return
@@ -133,7 +133,7 @@ def check_replaceable(target: Path, read: list[Input], *, kind: Kind, field: str
             [
                 Problem(
                     field,
-                    f"--overwrite would delete {target}, which holds the working directory {cwd}. "
+                    f"{flag} would delete {target}, which holds the working directory {cwd}. "
                     "Fix: point it at a folder of its own, e.g. out/run.",
                 )
             ]
@@ -144,7 +144,7 @@ def check_replaceable(target: Path, read: list[Input], *, kind: Kind, field: str
                 [
                     Problem(
                         field,
-                        f"--overwrite would delete {target}, which holds {item.what} ({item.path}), an input of "
+                        f"{flag} would delete {target}, which holds {item.what} ({item.path}), an input of "
                         "this command. Fix: write the output to a folder of its own, e.g. out/run.",
                     )
                 ]
@@ -154,7 +154,7 @@ def check_replaceable(target: Path, read: list[Input], *, kind: Kind, field: str
                 [
                     Problem(
                         field,
-                        f"{target} lies inside {item.what} ({item.path}), an input of this command; --overwrite "
+                        f"{target} lies inside {item.what} ({item.path}), an input of this command; {flag} "
                         "would delete part of it. Fix: write the output to a folder of its own, e.g. out/run.",
                     )
                 ]
@@ -166,20 +166,20 @@ def check_replaceable(target: Path, read: list[Input], *, kind: Kind, field: str
             [
                 Problem(
                     field,
-                    f"--overwrite would delete {target}, which holds other outputs ({shown}). "
+                    f"{flag} would delete {target}, which holds other outputs ({shown}). "
                     "Fix: point it at the one folder to replace, or at a new folder.",
                 )
             ]
         )
     if not is_kind(resolved, kind):
         mark = MERGE_RECORD if kind == "merged model" else MANIFEST
-        contents = sorted(p.name for p in resolved.iterdir())
+        contents = sorted(p.name for p in resolved.iterdir() if p.name != LOCK)
         shown = ", ".join(contents[:5]) + (", ..." if len(contents) > 5 else "")
         raise ConfigError(
             [
                 Problem(
                     field,
-                    f"{target} is not an earlier {kind} (no {mark}; it holds {shown}), and --overwrite replaces "
+                    f"{target} is not an earlier {kind} (no {mark}; it holds {shown}), and {flag} replaces "
                     f"only an earlier {kind}. Fix: choose a new folder, or delete {target} yourself if you mean it.",
                 )
             ]

@@ -18,20 +18,21 @@ REWARD = "def f(prompts, completions, **_):\n    return [1.0] * len(completions)
 
 
 def run_folder(path: Path, algo: str = "grpo") -> Path:
-    """What a finished TextRL run leaves: manifest, a checkpoint, model files."""
-    (path / "checkpoint-2").mkdir(parents=True)
-    for name in ("trainer_state.json", "model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
-        (path / "checkpoint-2" / name).write_text("{}")  # a whole checkpoint, as --resume requires
+    """What a finished TextRL run leaves: manifest, a whole checkpoint (a model folder, as --resume requires),
+    model files."""
+    model_folder(path / "checkpoint-2")
+    for name in ("trainer_state.json", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        (path / "checkpoint-2" / name).write_text("{}")
     (path / "model.safetensors").write_text("weights")
     (path / MANIFEST).write_text(json.dumps({"textrl_config": {"algo": algo}}))
     return path
 
 
 def model_folder(path: Path) -> Path:
-    path.mkdir(parents=True)
-    (path / "config.json").write_text("{}")
-    (path / "model.safetensors").write_text("weights")
-    return path
+    """A folder that load_model's checks take for a saved model (config, weights, tokenizer)."""
+    from .test_model_source import model_folder as saved_model
+
+    return saved_model(path)
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def test_eval_output_never_overwrites_an_input(project: Path, capsys: pytest.Cap
     )
     assert "the module of --reward my_rewards:f" in capsys.readouterr().err
     assert eval_main(["--model", "m", "--dataset", str(data), "--reward", "my_rewards:f", "--output", "data"]) == 2
-    assert "--output: data is a folder. Fix: give a file name" in capsys.readouterr().err
+    assert "--output: data is a folder; --output takes a file. Fix: give a file name" in capsys.readouterr().err
     assert data.read_text() == before and (project / "my_rewards.py").read_text() == REWARD
 
 

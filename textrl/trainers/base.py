@@ -188,7 +188,7 @@ class TextRLTrainer:
 
                 source = getattr(getattr(self.trl_trainer.model, "config", None), "_name_or_path", None)
                 read = inputs([("the model", source)])
-                check_replaceable(output_dir, read, kind="run", field="output_dir")
+                check_replaceable(output_dir, read, kind="run", field="output_dir", flag="train(overwrite=True)")
             else:
                 note_replaced(output_dir)
             clear(output_dir)
