@@ -133,3 +133,25 @@ def test_the_pairwise_probe_reports_reference_margins_and_lengths(
     assert "the reference already prefers chosen on " in out
     assert "WARNING: 5/5 (100%) rows are longer than max_length=12" in out
     assert "Fix: raise max_length to at least" in out
+
+
+def test_the_probe_says_what_it_does_while_it_works(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: 24 s on the main job before the probe printed anything."""
+    assert train_main(["--config", str(_write(tmp_path, tiny, "probe_rewards:letters")), "--probe", "1"]) == 0
+    err = capsys.readouterr().err
+    steps = ["probe: reading the data of", f"probe: loading {tiny} and building the run's trainer on 1 row(s)",
+             "probe: generating and scoring 1 group(s) x 4 completions of up to 8 tokens",
+             "probe: generated in "]  # fmt: skip
+    assert all(step in err for step in steps), err
+    assert [err.index(step) for step in steps] == sorted(err.index(step) for step in steps)
+
+
+def test_a_reward_that_scores_nothing_is_a_finding_not_a_crash(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In training such a batch stops the run (NoScoreError); the probe reports it instead, as the fatal finding."""
+    code, out = _probe(_write(tmp_path, tiny, "probe_rewards:never"), capsys, "1")
+    assert code == LEARNS_NOTHING, out
+    assert "reward never (weight 1): None for every completion" in out and "FATAL" in out

@@ -9,6 +9,7 @@ checks the trainer's build makes. Exit status 3 when the run would learn nothing
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
 DEFAULT_GROUPS = 4
 
 
+def say(what: str) -> None:
+    """A line on stderr while the probe works: loading a real model and generating take tens of seconds."""
+    print(f"probe: {what} ...", file=sys.stderr, flush=True)
+
+
 def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
     """Build the run's trainer on its first `groups` training rows (output in a temporary folder, no tracker), probe
     it and print what was found; returns the exit status."""
@@ -28,8 +34,10 @@ def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
 
     cfg = run.config
     family = cfg.algorithm().family
+    say(f"reading the data of {run.path or 'the config'}")
     train, evaluation = load_data(run, cfg)
     rows = train.select(range(min(groups, len(train))))
+    say(f"loading {run.config.model.name} and building the run's trainer on {len(rows)} row(s)")  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory(prefix="textrl-probe-") as scratch:
         scratch_run = {"output_dir": scratch, "report_to": ["none"]}
         if hasattr(cfg, "reference_cache"):  # a probe of a few rows neither fills nor needs the reference cache

@@ -55,12 +55,20 @@ def probe_online(trainer: Any, cfg: Any, sources: dict[str, str], prompts: int) 
     trl._calculate_rewards = recording
     trl.model.train()  # as in training: TRL generates with the model in train mode
     inputs = [row for row in rows for _ in range(n)]
+    from . import say
+
+    say(f"generating and scoring {len(rows)} group(s) x {n} completions of up to {cfg.max_completion_length} tokens")
     start = time.perf_counter()
+    from ..trainers.reward_adapters import NoneWatch
+
+    NoneWatch.probing = True  # a batch no reward scored is a finding here (below), not the end of the probe
     try:
         output = trl._generate_and_score_completions(inputs)
     finally:
         del trl._calculate_rewards
+        NoneWatch.probing = False
     generating = time.perf_counter() - start
+    say(f"generated in {generating:.1f} s; timing one training pass on them")
     start = time.perf_counter()
     if not hasattr(trl, "current_gradient_accumulation_steps"):  # transformers sets it in its training loop
         trl.current_gradient_accumulation_steps = trl.args.gradient_accumulation_steps

@@ -130,5 +130,8 @@ class AtomicCheckpoints:
 
 
 def atomic_trainer_class(trainer_class: type) -> type:
-    """`trainer_class` with `AtomicCheckpoints` in front; same name, still a subclass of the TRL trainer."""
-    return type(trainer_class.__name__, (AtomicCheckpoints, trainer_class), {"__module__": __name__})
+    """`trainer_class` with `AtomicCheckpoints` (and `EvalProgress`, which opens the evaluation bar as an evaluation
+    starts) in front; same name, still a subclass of the TRL trainer."""
+    from .eval_progress import EvalProgress
+
+    return type(trainer_class.__name__, (AtomicCheckpoints, EvalProgress, trainer_class), {"__module__": __name__})

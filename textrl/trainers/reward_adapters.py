@@ -75,7 +75,12 @@ class NoneWatch:
         self._batch: object = None
         self._empty: dict[str, bool] = {}
 
+    probing = False
+    """Set while `textrl-train --probe` samples (probe_online): it reports unscored batches as findings itself."""
+
     def record(self, name: str, completions: list[Any], values: list[float | None], state: Any) -> None:
+        if NoneWatch.probing:
+            return
         with self._lock:
             if completions is not self._batch:
                 self._batch, self._empty = completions, {}
