@@ -11,8 +11,8 @@ import pytest
 
 from textrl import ConfigError
 from textrl.cli.assemble import assemble, parse_value
-from textrl.run_folder import check_output_dir
 from textrl.cli.train import train_main
+from textrl.run_folder import check_output_dir
 
 NAMES = {"num_generations": "--num-generations", "learning_rate": "--learning-rate", "loss_type": "--loss-type"}
 
