@@ -1,10 +1,13 @@
-"""The real pretrained model: `textrl:smollm2` and GGUF files load offline into models TRL trains, and a TextRL
-step on it logs exactly what the same step through TRL directly logs."""
+"""The real pretrained model: `textrl:smollm2` and GGUF files load offline into models TRL trains, a TextRL step on
+it logs exactly what the same step through TRL directly logs, and README's main job scores what the docs say."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,8 @@ import pytest
 from textrl import OnlineTrainer, PreferenceTrainer, TextRLConfig, load_model
 from textrl.data import from_list
 from textrl.gguf_models import SMOLLM2_GGUF_SHA256, SMOLLM2_MEMBER, STAMP, textrl_home
+
+from ..unit.main_job_docs import EXAMPLE_README, MAIN_JOB, README, ROOT, example_table, measured, readme_quote
 
 pytestmark = [pytest.mark.slow, pytest.mark.real]
 
@@ -203,3 +208,29 @@ def test_probe_on_the_real_example(smollm2: Path, capsys: pytest.CaptureFixture[
     for name, weight in (("correct", "1"), ("only_number", "1"), ("brevity", "0.5")):
         assert f"reward {name} (weight {weight}): range [" in out
     assert "s per optimizer step (16 completions), about" in out and "for 10 steps" in out
+
+
+def test_the_main_job_scores_what_the_docs_state(smollm2: Path, tmp_path: Path) -> None:
+    """README's main job, run as README gives it (textrl-train, here with one torch thread: 5 minutes of CPU), ends
+    with the held-out numbers README.md quotes and examples/smollm2/README.md tabulates, read from the docs' text.
+
+    The run is deterministic on one machine: four runs here (one torch thread and two) logged identical values at
+    every step. Another CPU (other kernels) may round differently and sample other replies; then this test names
+    the numbers it got, to check by hand and copy into both docs."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    out = tmp_path / "smollm2-grpo"
+    command = [str(Path(sys.executable).parent / "textrl-train"), "--config", str(MAIN_JOB), "--set",
+               f"output_dir={out}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    history = json.loads((out / "log_history.json").read_text(encoding="utf-8"))
+    got_four, got_three = measured(history, 4), measured(history, 3)
+    fix = (
+        f"this run measured {got_three} (4 decimals: {got_four}). Fix: if training changed on purpose, put these "
+        f"numbers into {README.name} and {EXAMPLE_README.relative_to(ROOT)}, with where they were measured."
+    )
+    assert readme_quote() == got_four["correct"], f"{README.name} quotes correct {readme_quote()}; {fix}"
+    assert example_table() == got_three, f"{EXAMPLE_README.relative_to(ROOT)}'s table is {example_table()}; {fix}"
+    # the quote is textrl-train's own closing line, whitespace aside
+    closing = " ".join(done.stdout[done.stdout.index("held-out evaluation (eval_dataset)") :].split())
+    assert "correct {} -> {}".format(*got_four["correct"]) in closing, done.stdout[-2000:]

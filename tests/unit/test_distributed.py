@@ -103,7 +103,7 @@ def test_vllm_config_mistakes_are_named() -> None:
     with pytest.raises(ConfigError, match=r"mode: got 'remote'; allowed: 'colocate', 'server'"):
         vllm_config("remote", check_installed=False)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"tensor_parallel_size: does not apply to mode='server': the server sets "
-                                          r"it: `trl vllm-serve --tensor-parallel-size \.\.\.`"):  # fmt: skip
+                                          r"it: `vllm serve MODEL --tensor-parallel-size \.\.\.`"):  # fmt: skip
         vllm_config("server", tensor_parallel_size=2, check_installed=False)
     with pytest.raises(ConfigError, match=r"server_url: does not apply to mode='colocate': it only applies to "
                                           r"mode='server'\. Fix: remove server_url, or use mode='server'"):  # fmt: skip

@@ -36,6 +36,7 @@ from ..doc_blocks import (
     documented_files,
     runnable_python,
 )
+from .main_job_docs import EXAMPLE_README, README, example_table, readme_quote
 
 # --- the rule for code blocks -----------------------------------------------------------------------------------
 
@@ -304,3 +305,21 @@ def test_editor_guide_names_the_ways_to_get_the_schema() -> None:
     for needle in ("textrl-train --print-schema > textrl.schema.json", "generated/schema/textrl.schema.json",
                    "# yaml-language-server: $schema=", "JSON Schema Mappings", "yaml.schemas"):  # fmt: skip
         assert needle in text, needle
+
+
+# --- the main job's measured numbers (README.md and examples/smollm2/README.md) --------------------------------------
+
+
+def test_the_main_jobs_held_out_numbers_agree_between_the_docs() -> None:
+    """README.md quotes the main job's held-out `correct` (4 decimals); examples/smollm2/README.md's table has the
+    same run (3 decimals). tests/real/test_smollm2.py checks both against a run of the job; this check is the cheap
+    half, run everywhere: one doc edited without the other fails here."""
+    quoted = readme_quote()
+    written = example_table()["correct"]
+    for when, four, three in zip(("before", "after"), quoted, written, strict=True):
+        assert abs(float(four) - float(three)) <= 0.00051, (
+            f"{README.name} quotes correct {when} training as {four}, {EXAMPLE_README.relative_to(ROOT)} as {three}. "
+            "Fix: copy the numbers of one measured run into both (tests/real/test_smollm2.py measures them)."
+        )
+        # 32 held-out questions x 2 sampled replies: a share of correct replies is k/64
+        assert any(f"{k / 64:.4f}" == four for k in range(65)), f"correct {when} = {four} is no share of 64 replies"

@@ -1,11 +1,20 @@
-"""vLLM rollout for GRPO, RLOO and REINFORCE++: the TextRL options that make TRL generate with vLLM.
+r"""vLLM rollout for GRPO, RLOO and REINFORCE++: the TextRL options that make TRL generate with vLLM.
 
     cfg = TextRLConfig(algo="grpo", output_dir="out", **vllm_config(mode="colocate", gpu_memory_utilization=0.4))
     cfg = TextRLConfig(algo="rloo", output_dir="out", **vllm_config(mode="server", server_url="http://gen:8000"))
 
 The keys returned are TextRL spec options (use_vllm, vllm_mode, vllm_gpu_memory_utilization, ...), so a rename
-in TRL is absorbed by the spec, and the values are validated like any other option. In server mode, start the
-engine with `trl vllm-serve --model <name> --tensor-parallel-size N` on its own GPUs first.
+in TRL is absorbed by the spec, and the values are validated like any other option. In server mode, start vLLM's
+own server on its own GPUs first, as TRL 1.13 to 1.16 ask (`trl vllm-serve` is deprecated there and only runs this
+command; TRL 2.0 removes it). One shell command:
+
+    VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend": "nccl"}' \
+        --logprobs-mode processed_logprobs --max-logprobs -1 --tensor-parallel-size N
+
+`VLLM_SERVER_DEV_MODE=1` opens the endpoints TRL's client syncs weights through, the weight-transfer engine is what
+it pushes the trained weights with, and `processed_logprobs` makes the returned log-probabilities reflect the
+sampling temperature (TRL's importance-sampling correction reads them). vLLM >= 0.30 also needs `--enable-scale-out`
+for multimodal prompts.
 """
 
 from __future__ import annotations
@@ -14,6 +23,20 @@ from typing import Any, Literal
 
 from ..distributed import require
 from ..errors import ConfigError, Problem
+
+VLLM_SERVE = (
+    """VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend": "nccl"}' """
+    "--logprobs-mode processed_logprobs --max-logprobs -1"
+)
+"""The command that starts the server TRL's server mode talks to (trl/scripts/vllm_serve.py, TRL 1.13 to 1.16)."""
+
+SERVER_FLAGS = {
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+    "tensor_parallel_size": "--tensor-parallel-size",
+    "enable_sleep_mode": "--enable-sleep-mode",
+    "max_model_length": "--max-model-len",
+}
+"""The `vllm serve` flag that sets, on the server, what a colocate-only vllm_config keyword sets in colocate mode."""
 
 # vllm_config keyword -> (spec option, the modes it applies to)
 VLLM_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -46,8 +69,8 @@ def vllm_config(
     """TextRL options for vLLM generation; pass them to TextRLConfig (or put the same keys in YAML).
 
     colocate: vLLM runs inside each training process and shares its GPU (gpu_memory_utilization, tensor
-    parallelism over the training processes, sleep mode). server: the trainer talks to `trl vllm-serve`
-    (server_url, or server_host and server_port). `check_installed=False` builds the options on a machine
+    parallelism over the training processes, sleep mode). server: the trainer talks to a vLLM server started with
+    `VLLM_SERVE` (server_url, or server_host and server_port). `check_installed=False` builds the options on a machine
     without vLLM (for a config that will run elsewhere).
     """
     given = {
@@ -70,7 +93,7 @@ def vllm_config(
         modes = VLLM_OPTIONS[key][1]
         if mode not in modes:
             where = (
-                "the server sets it: `trl vllm-serve --" + key.replace("_", "-") + " ...`"
+                f"the server sets it: `vllm serve MODEL {SERVER_FLAGS[key]} ...`"
                 if mode == "server"
                 else "it only applies to mode='server'"
             )

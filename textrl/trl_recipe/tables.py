@@ -74,7 +74,8 @@ CANNOT_KEEP = {
     "code_eval_test_batch_size": CODE_REWARDS,
     "code_language": CODE_REWARDS,
     "vllm_device": "TRL 0.16 removed it: vLLM no longer runs on a GPU of its own inside the trainer. Fix: drop it, "
-    "and set vllm_mode: server (with trl vllm-serve on that GPU) or vllm_mode: colocate",
+    "and set vllm_mode: server (with a vLLM server on that GPU: VLLM_SERVER_DEV_MODE=1 vllm serve MODEL ..., see "
+    "textrl.rollout.vllm.VLLM_SERVE) or vllm_mode: colocate",
 }
 """Keys whose meaning TextRL cannot keep, each refused with its fix: recipe collections' own keys that change what
 is trained, and TRL keys removed without a successor."""
