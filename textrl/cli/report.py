@@ -10,9 +10,9 @@ from pathlib import Path
 def report_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="textrl-report",
-        description="Plot the metrics a run logged (loss, eval loss, reward and its components, KL, completion "
-        "length, preference accuracy and margin, learning rate) from OUTPUT_DIR/log_history.json or its newest "
-        "checkpoint. With several folders, each run is a line of its own on the same panels, written into the "
+        description="Report a run from OUTPUT_DIR/log_history.json or its newest checkpoint: first the held-out "
+        "evaluation (before -> after), then the metrics it logged (loss, reward and its components, KL, completion "
+        "length, preference accuracy and margin, learning rate). With several folders, each run is a line of its own on the same panels, written into the "
         "first folder unless --output says otherwise.",
     )
     parser.add_argument("output_dir", type=Path, metavar="OUTPUT_DIR", help="The run's output_dir.")
