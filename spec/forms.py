@@ -73,7 +73,8 @@ class ShellExpanded:
         return "SHELL_EXPANDED"
 
 
-_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+"""A shell variable: $NAME or ${NAME}, NAME starting with a letter or _ ($0, $$ are not environment variables)."""
 
 
 def expand_path(value: Any) -> Any:

@@ -245,13 +245,17 @@ def check_model_reference(
     return check_hub_id(name, field, revision)
 
 
-def resolve_local(name: str, base_dir: Path) -> str:
+def resolve_local(name: str, base_dir: Path, gguf_file: str | None = None) -> str:
     """A relative model reference as a path the run can load: from the working directory, else from the config's
-    folder (where dataset paths are read from too); anything else (a hub id, a built-in) as it is."""
-    if name.startswith("textrl:") or os.path.isabs(name) or Path(name).expanduser().exists():
+    folder (where dataset paths are read from too); anything else (a hub id, a built-in) as it is. With `gguf_file`,
+    the folder that holds that file."""
+    if name.startswith("textrl:") or os.path.isabs(name):
+        return name
+    wanted = Path(name).expanduser() / gguf_file if gguf_file else Path(name).expanduser()
+    if wanted.exists():
         return name
     beside = base_dir / name
-    return str(beside) if beside.exists() else name
+    return str(beside) if (beside / gguf_file if gguf_file else beside).exists() else name
 
 
 def check_reward_model(reference: str, field: str = "reward.model") -> str:

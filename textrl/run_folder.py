@@ -39,26 +39,26 @@ _START_FILES = re.compile(rf"^({re.escape(MANIFEST)}|{re.escape(LOCK)}|\.textrl-
 tracker logs (TensorBoard's runs/)."""
 
 
-def contents(output_dir: Path) -> list[str]:
-    """The names in output_dir, less the lock file (held by a running run, or left by a killed one)."""
+def contents(output_dir: Path, ignore: frozenset[str] = frozenset()) -> list[str]:
+    """The names in output_dir, less the lock file (held by a running run, or left by a killed one) and `ignore`."""
     if not output_dir.is_dir():
         return []
-    return sorted(p.name for p in output_dir.iterdir() if p.name != LOCK)
+    return sorted(p.name for p in output_dir.iterdir() if p.name != LOCK and p.name not in ignore)
 
 
-def stopped_before_saving(output_dir: Path) -> bool:
+def stopped_before_saving(output_dir: Path, ignore: frozenset[str] = frozenset()) -> bool:
     """Whether output_dir holds a run that stopped before it saved a checkpoint or a model (only start files)."""
-    names = contents(output_dir)
+    names = contents(output_dir, ignore)
     return MANIFEST in names and all(_START_FILES.match(n) for n in names)
 
 
-def clear(output_dir: Path) -> None:
-    """Delete what output_dir holds, but not the folder or its lock (the run that clears it holds the lock: a new
-    lock file would let a second run in)."""
+def clear(output_dir: Path, keep: frozenset[str] = frozenset()) -> None:
+    """Delete what output_dir holds, but not the folder, its lock (the run that clears it holds the lock: a new
+    lock file would let a second run in) or `keep`."""
     if int(os.environ.get("RANK", "0")) != 0 or not output_dir.is_dir():
         return
     for item in output_dir.iterdir():
-        if item.name == LOCK:
+        if item.name == LOCK or item.name in keep:
             continue
         if item.is_dir() and not item.is_symlink():
             shutil.rmtree(item)
@@ -166,9 +166,11 @@ def check_output_dir(
     algo: str | None = None,
     resume_changed: bool = False,
     wording: Wording = CLI,
+    ignore: frozenset[str] = frozenset(),
 ) -> Path | None:
     """The checkpoint to resume from, or None; refuses to clobber a non-empty output_dir silently and to resume a
-    checkpoint that is not whole (unless `resume_changed`, which names each loss)."""
+    checkpoint that is not whole (unless `resume_changed`, which names each loss). `ignore`: names this run has
+    made already (TRL creates some folders when its trainer is built)."""
     field = wording.field
     if resume and overwrite:
         raise ConfigError(
@@ -188,14 +190,14 @@ def check_output_dir(
                 )
             ]
         )
-    names = contents(output_dir)
+    names = contents(output_dir, ignore)
     if resume:
         checkpoint = last_checkpoint(output_dir)
         if checkpoint is None:
             why = (
                 " (it holds a run that stopped before its first checkpoint; a rerun without "
                 f"{wording.resume} replaces it)"
-                if stopped_before_saving(output_dir)
+                if stopped_before_saving(output_dir, ignore)
                 else ""
             )
             raise ConfigError(
@@ -213,7 +215,7 @@ def check_output_dir(
             check_same_algorithm(output_dir, algo)
         check_checkpoint(checkpoint, resume_changed=resume_changed, wording=wording)
         return checkpoint
-    if names and not overwrite and not stopped_before_saving(output_dir):
+    if names and not overwrite and not stopped_before_saving(output_dir, ignore):
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         raise ConfigError(
             [

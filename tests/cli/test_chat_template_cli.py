@@ -76,7 +76,7 @@ def test_a_template_that_does_not_compile_names_the_file(cli, textrl_home: Path,
     done = cli("textrl-train", "--config", "dpo.yaml", "--dry-run")
     assert done.returncode == 2, done.stdout + done.stderr
     line = next(i for i, text in enumerate(broken.splitlines(), 1) if "end_generation" in text)
-    assert f"textrl-train: Invalid TextRL config: {model / 'chat_template.jinja'}:{line}: chat_template: the chat " \
+    assert f"textrl-train: Invalid TextRL config: model/chat_template.jinja:{line}: chat_template: the chat " \
            "template does not compile: Encountered unknown tag 'end_generation'" in done.stderr  # fmt: skip
     assert "Fix: correct the template" in done.stderr and "Traceback" not in done.stderr
 

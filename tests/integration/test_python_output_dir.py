@@ -54,7 +54,8 @@ def test_overwrite_replaces_only_an_earlier_run(tiny: Path, tmp_path: Path) -> N
 def test_a_dataset_too_small_for_one_round_is_refused(tiny: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"per_device_train_batch_size: one generation round takes 4 distinct "
                        r"prompts \(16 completions / num_generations=4\), but the training set has 2 rows"):  # fmt: skip
-        trainer(tiny, tmp_path / "small", ["a", "b"], per_device_train_batch_size=16)
+        trainer(tiny, tmp_path / "small", ["a", "b"], per_device_train_batch_size=16).train()
+    assert not (tmp_path / "small" / "textrl_manifest.json").exists()  # refused before the run wrote anything
     assert trainer(tiny, tmp_path / "fits", ["a", "b", "c", "d"], per_device_train_batch_size=16).train()
 
 

@@ -35,8 +35,11 @@ def _dry_run(tmp_path: Path, model: str, *flags: str) -> int:
 
 
 def test_dry_run_warns_when_the_plan_exceeds_the_device(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "big").mkdir()
-    (tmp_path / "big" / "config.json").write_text(json.dumps(LLAMA_3_8B))
+    from .test_model_source import model_folder
+
+    big = model_folder(tmp_path / "big", skip="model.safetensors")  # a whole folder, whose weights the plan cannot
+    (big / "pytorch_model.bin").write_bytes(b"pickled weights")  # read without torch: it estimates from config.json
+    (big / "config.json").write_text(json.dumps(LLAMA_3_8B))
     assert _dry_run(tmp_path, "{name: big}", "--device-memory", "24") == 0
     out = capsys.readouterr().out
     assert (
@@ -48,7 +51,15 @@ def test_dry_run_warns_when_the_plan_exceeds_the_device(tmp_path: Path, capsys: 
     assert "reference 0.00 GiB" in out and "policy 3.74 GiB" in out and "WARNING" not in out
 
 
-def test_dry_run_says_when_it_cannot_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_says_when_it_cannot_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import huggingface_hub.constants as hub
+
+    from .test_model_source import fake_cache
+
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    fake_cache(tmp_path / "hub", "org/not-downloaded")  # in the hub's cache (offline, the dry run refuses it else)
     assert _dry_run(tmp_path, "{name: org/not-downloaded}") == 0
     assert (
         "memory: org/not-downloaded: parameters not on disk (a hub id); downloaded at start; no estimate"

@@ -73,7 +73,7 @@ def test_the_forecast_key_follows_what_the_reference_reads(tmp_path: Path) -> No
     base = forecast_key(_cfg(tmp_path), {"train": PAIRS})
     for same in ({"beta": 0.5}, {"loss_type": "ipo"}, {"learning_rate": 1e-6}, {"max_steps": 40}, {"seed": 3}):
         assert forecast_key(_cfg(tmp_path, **same), {"train": PAIRS}) == base, same
-    for other in ({"max_length": 64}, {"ld_alpha": 0.5}, {"padding_free": True}, {"truncation_mode": "keep_end"}):
+    for other in ({"max_length": 64}, {"ld_alpha": 0.5}, {"pad_to_multiple_of": 8}, {"truncation_mode": "keep_end"}):
         assert forecast_key(_cfg(tmp_path, **other), {"train": PAIRS}) != base, other
     changed = Rows([*PAIRS.rows[:-1], {"prompt": "p15", "chosen": " c15!", "rejected": " r15"}])
     assert forecast_key(_cfg(tmp_path), {"train": changed}) != base

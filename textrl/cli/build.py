@@ -41,9 +41,11 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
 
     family = cfg.algorithm().family
     model_section = require_section(run, "model")
-    model_section = model_section.model_copy(update={"name": resolve_local(model_section.name, run.base_dir)})
+    model_section = model_section.model_copy(
+        update={"name": resolve_local(model_section.name, run.base_dir, model_section.gguf_file)}
+    )
     train, evaluation = data if data is not None else load_data(run, cfg)
-    if hasattr(train, "__len__"):  # the trainer checks it too, but only after the model has loaded
+    if data is None and hasattr(train, "__len__"):  # train() checks it too, but only after the model has loaded
         from ..batch_plan import batch_lines
         from ..config import processes
 

@@ -178,7 +178,7 @@ def dry_run(
     from ..model_source import check_model_reference, resolve_local
 
     model = require_section(run, "model")
-    name = resolve_local(model.name, run.base_dir)
+    name = resolve_local(model.name, run.base_dir, model.gguf_file)
     found = check_model_reference(name, "model.name", gguf_file=model.gguf_file, revision=model.revision)
     lora = f" with LoRA r={model.peft.r}" if model.peft else ""
     print(f"model: {model.name}{lora} (not loaded in a dry run; {found.removeprefix(name + ': ')})")

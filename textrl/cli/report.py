@@ -12,8 +12,8 @@ def report_parser() -> argparse.ArgumentParser:
         prog="textrl-report",
         description="Report a run from OUTPUT_DIR/log_history.json or its newest checkpoint: first the held-out "
         "evaluation (before -> after), then the metrics it logged (loss, reward and its components, KL, completion "
-        "length, preference accuracy and margin, learning rate). With several folders, each run is a line of its own on the same panels, written into the "
-        "first folder unless --output says otherwise.",
+        "length, preference accuracy and margin, learning rate). With several folders, each run is a line of its own "
+        "on the same panels, written into the first folder unless --output says otherwise.",
     )
     parser.add_argument("output_dir", type=Path, metavar="OUTPUT_DIR", help="The run's output_dir.")
     parser.add_argument(

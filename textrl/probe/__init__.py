@@ -36,6 +36,10 @@ def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
     family = cfg.algorithm().family
     say(f"reading the data of {run.path or 'the config'}")
     train, evaluation = load_data(run, cfg)
+    from ..batch_plan import batch_lines
+    from ..config import processes
+
+    batch_lines(cfg, len(train), processes())  # the run's batch against the run's rows, as the run checks it
     rows = train.select(range(min(groups, len(train))))
     say(f"loading {run.config.model.name} and building the run's trainer on {len(rows)} row(s)")  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory(prefix="textrl-probe-") as scratch:

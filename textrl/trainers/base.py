@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..batch_plan import batch_lines
-from ..config import TextRLConfig, processes
+from ..config import TextRLConfig
 from ..data import check_dataset
 from ..errors import ConfigError, Problem
 from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
@@ -59,8 +59,6 @@ class TextRLTrainer:
         self.eval_dataset = (
             None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name, "eval_dataset")
         )
-        if hasattr(self.train_dataset, "__len__"):  # too few rows for one batch: 0 steps (an iterable one has no len)
-            batch_lines(self.config, len(self.train_dataset), processes())
         if self.tokenizer is not None:  # chat rows without a chat template; prompts longer than the model or max_length
             from ..chat_rows import check_chat_template
 
@@ -75,9 +73,12 @@ class TextRLTrainer:
                 if data is not None:
                     warn(check_lengths(data, algo.family.value, limits, count, name=label))
         self.trl_config = trl_config if trl_config is not None else build_trl_config(self.config)
+        from ..run_folder import contents
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
         from .watchdog import StallWatchdog
 
+        # what output_dir held before TRL's trainer was built: TRL makes some folders there itself (completions/)
+        self._found_in_output_dir = frozenset(contents(Path(self.trl_config.output_dir)))
         self._stop = GracefulStop(*self._generation_round())
         timeout = getattr(self.config, "stall_timeout", "off")
         watchdog = [] if timeout == "off" else [StallWatchdog(float(timeout), self.trl_config.output_dir)]
@@ -174,6 +175,7 @@ class TextRLTrainer:
         if isinstance(resume, str):
             check_checkpoint(Path(resume), resume_changed=resume_changed, wording=PYTHON)
             return resume
+        made = frozenset(contents(output_dir)) - self._found_in_output_dir  # by this trainer's TRL, at its build
         checkpoint = check_output_dir(
             output_dir,
             resume=bool(resume),
@@ -181,8 +183,9 @@ class TextRLTrainer:
             algo=self.config.algo,
             resume_changed=resume_changed,
             wording=PYTHON,
+            ignore=made,
         )
-        if checkpoint is None and contents(output_dir):
+        if checkpoint is None and contents(output_dir, made):
             if overwrite:
                 from ..overwrite import check_replaceable, inputs
 
@@ -191,10 +194,12 @@ class TextRLTrainer:
                 check_replaceable(output_dir, read, kind="run", field="output_dir", flag="train(overwrite=True)")
             else:
                 note_replaced(output_dir)
-            clear(output_dir)
+            clear(output_dir, keep=made)
         return str(checkpoint) if checkpoint else None
 
     def _train(self, resume_from_checkpoint: str | bool | None, resume_changed: bool) -> Any:
+        if hasattr(self.train_dataset, "__len__"):  # too few rows for one batch: 0 steps (an iterable one has no len)
+            batch_lines(self.config, len(self.train_dataset), self.trl_trainer.accelerator.num_processes)
         accelerator = self.trl_trainer.accelerator
         output_dir = self.config.output_dir  # type: ignore[attr-defined]
         from .fingerprint import FingerprintCheckpoints, check_resume, fingerprint
