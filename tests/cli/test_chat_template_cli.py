@@ -72,7 +72,7 @@ def test_the_rendering_dry_run_imports_no_transformers(textrl_home: Path, tmp_pa
 
 def test_a_template_that_does_not_compile_names_the_file(cli, textrl_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     broken = TRAINING_TEMPLATE.read_text(encoding="utf-8").replace("{%- endgeneration %}", "{%- end_generation %}")
-    model = _setup(textrl_home, tmp_path, broken, [{"role": "user", "content": "Hi"}])
+    _setup(textrl_home, tmp_path, broken, [{"role": "user", "content": "Hi"}])
     done = cli("textrl-train", "--config", "dpo.yaml", "--dry-run")
     assert done.returncode == 2, done.stdout + done.stderr
     line = next(i for i, text in enumerate(broken.splitlines(), 1) if "end_generation" in text)
