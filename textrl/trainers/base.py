@@ -185,16 +185,20 @@ class TextRLTrainer:
             wording=PYTHON,
             ignore=made,
         )
-        if checkpoint is None and contents(output_dir, made):
+        replace = checkpoint is None and bool(contents(output_dir, made))
+        accelerator = self.trl_trainer.accelerator
+        accelerator.wait_for_everyone()  # every process has looked at the folder before process 0 clears it
+        if replace:
             if overwrite:
                 from ..overwrite import check_replaceable, inputs
 
                 source = getattr(getattr(self.trl_trainer.model, "config", None), "_name_or_path", None)
                 read = inputs([("the model", source)])
                 check_replaceable(output_dir, read, kind="run", field="output_dir", flag="train(overwrite=True)")
-            else:
+            elif accelerator.is_main_process:
                 note_replaced(output_dir)
-            clear(output_dir, keep=made)
+            clear(output_dir, keep=made)  # process 0 only
+        accelerator.wait_for_everyone()
         return str(checkpoint) if checkpoint else None
 
     def _train(self, resume_from_checkpoint: str | bool | None, resume_changed: bool) -> Any:
