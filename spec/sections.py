@@ -138,7 +138,9 @@ class DatasetSection(_Source):
     """Rows written inline: strings become prompt-only rows, mappings become rows as they are."""
     mixture: builtins.list[DatasetPart] | None = Field(None, min_length=1)
     """Several datasets concatenated, each {hub or path, subset, split, columns, fraction or weight}."""
-    test_split_size: float | int | None = Field(None, gt=0)
+    # the bound on each member: on the union, pydantic writes a "gt" that JSON Schema does not know (editors and
+    # the schema would take 0)
+    test_split_size: Annotated[float, Field(gt=0)] | Annotated[int, Field(gt=0)] | None = None
     """Hold out this share (below 1) or number of rows as the evaluation set, as TRL's test_split_size; only when no
     eval_dataset is given."""
     seed: int = 0

@@ -70,6 +70,17 @@ def _metadata_pattern(tp: Any) -> str | None:
     return None
 
 
+def _metadata_bounds(tp: Any) -> dict[str, float | int]:
+    """The bounds an Annotated member carries (`Annotated[float, Field(gt=0)]`: {"gt": 0})."""
+    found: dict[str, float | int] = {}
+    for meta in get_args(tp)[1:]:
+        for constraint in getattr(meta, "metadata", [meta]):
+            for name in ("gt", "ge", "lt", "le"):
+                if isinstance(getattr(constraint, name, None), int | float):
+                    found[name] = getattr(constraint, name)
+    return found
+
+
 def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
     """What values a type admits, in words: 'a number > 0', "one of 'group', 'batch', 'none'", ..."""
     bounds = bounds or {}
@@ -82,7 +93,7 @@ def describe(tp: Any, bounds: dict[str, float | int] | None = None) -> str:
         pattern = _metadata_pattern(tp)
         if base is str and pattern and ":" in pattern:
             return "a string module:function"
-        return describe(base, bounds)
+        return describe(base, {**bounds, **_metadata_bounds(tp)})
     members = union_members(tp)
     if len(members) > 1:
         words = [describe(m, bounds) for m in members if m is not type(None)]

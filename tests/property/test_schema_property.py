@@ -104,16 +104,23 @@ def build_refusal(instance: dict[str, Any]) -> str | None:
     return None
 
 
-def unset_variable(value: Any) -> bool:
-    """Whether a string in `value` names an environment variable that is not set, or the home of an unknown user: a
-    path that does is refused (forms.ShellPath), which no schema can say, since it depends on the environment and
-    the machine the run starts on."""
+PATHS = {"output_dir", "reference_cache_dir", "chat_template_path", "name", "gguf_file", "path", "data_dir",
+         "data_files", "model"}  # fmt: skip
+"""The keys whose values are paths (forms.ShellPath, and data_files), at the top level or in a section."""
+
+
+def unset_variable(value: Any, key: str = "") -> bool:
+    """Whether a path in `value` names an environment variable that is not set, or the home of an unknown user: such
+    a path is refused (forms.ShellPath), which no schema can say, since it depends on the environment and the
+    machine the run starts on."""
     from textrl.spec.forms import expand_path
 
     if isinstance(value, dict):
-        return any(unset_variable(v) for v in value.values())
+        return any(unset_variable(v, k) for k, v in value.items() if k != "env")
     if isinstance(value, list):
-        return any(unset_variable(v) for v in value)
+        return any(unset_variable(v, key) for v in value)
+    if key not in PATHS:
+        return False
     try:
         expand_path(value)
     except ValueError:

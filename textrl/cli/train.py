@@ -13,7 +13,7 @@ from .. import __version__
 from ..errors import ConfigError, DataError, Problem, RewardError
 from ..probe import DEFAULT_GROUPS
 from ..run_files import REPORT_SVG
-from ..run_folder import clear, contents, note_replaced
+from ..run_folder import clear, contents, last_checkpoint, note_replaced
 from .output_dir import check_output_target, prepare_output_dir
 
 if TYPE_CHECKING:
@@ -146,13 +146,18 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_change
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
     for section in ("model", "dataset"):  # a missing section is said before the output folder is looked at
         require_section(run, section)
-    check_output_target(run, overwrite=overwrite)
+    main = os.environ.get("RANK", "0") == "0"  # process 0 of a launch judges the folder and clears it, for all
+    if main:
+        check_output_target(run, overwrite=overwrite)
     with OutputDirLock(output_dir):  # held from the first look at the folder to the last file written
-        checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
-        if not checkpoint and contents(output_dir):
-            if not overwrite:
-                note_replaced(output_dir)
-            clear(output_dir)
+        if main:
+            checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
+            if not checkpoint and contents(output_dir):
+                if not overwrite:
+                    note_replaced(output_dir)
+                clear(output_dir)
+        else:  # looking while process 0 clears would race; these processes only need the checkpoint it resumes
+            checkpoint = last_checkpoint(output_dir) if resume else None
         trainer = build_trainer(run, cfg)
         tokenizer = trainer.tokenizer
         if checkpoint:
