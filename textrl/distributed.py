@@ -85,7 +85,12 @@ def trl_arguments(cfg: Any) -> dict[str, Any]:
 
 
 def check_engines(cfg: Any) -> None:
-    """The engines the config asks for are installed (DeepSpeed, vLLM): a ConfigError naming the extra if not."""
+    """The engines the config asks for are installed (DeepSpeed, vLLM, bitsandbytes): a ConfigError naming the extra
+    if not. Imports none of them; whether bitsandbytes runs here is `quantization.check_runs` (it imports torch)."""
+    from .quantization import check_installed
+
+    model = getattr(cfg, "model", None)
+    check_installed(getattr(model, "quantization", None), "model.quantization")
     section = getattr(cfg, "distributed", None)
     if section is not None and section.strategy == "deepspeed":
         require("deepspeed", "distributed.strategy", "strategy deepspeed", "deepspeed")

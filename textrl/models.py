@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+from . import quantization as quantization_module
 from .errors import ConfigError, Problem
 
 Task = Literal["auto", "causal-lm", "reward"]
@@ -66,44 +65,6 @@ def lora_config(peft: Any, task_type: str = "CAUSAL_LM") -> Any:
         use_dora=peft.use_dora,
         modules_to_save=peft.modules_to_save,
         task_type=task_type,
-    )
-
-
-def _quantization(quantization: str | None, dtype: Any) -> Any:
-    if quantization is None:
-        return None
-    if quantization not in ("4bit", "8bit"):
-        raise ConfigError(
-            [Problem("quantization", f"got {quantization!r}; allowed: '4bit', '8bit' or None. Fix: use one of these.")]
-        )
-    if importlib.util.find_spec("bitsandbytes") is None:
-        raise ConfigError(
-            [
-                Problem(
-                    "quantization",
-                    f"got {quantization!r}, which needs bitsandbytes, and it is not "
-                    "installed. Fix: pip install 'textrl[quant]' (on a machine with a CUDA GPU).",
-                )
-            ]
-        )
-    import torch
-
-    if not torch.cuda.is_available():
-        raise ConfigError(
-            [
-                Problem(
-                    "quantization",
-                    f"got {quantization!r}, but no CUDA device is visible; "
-                    "bitsandbytes 4/8-bit loading needs one. Fix: run on a GPU, or drop quantization.",
-                )
-            ]
-        )
-    from transformers import BitsAndBytesConfig
-
-    if quantization == "8bit":
-        return BitsAndBytesConfig(load_in_8bit=True)
-    return BitsAndBytesConfig(
-        load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype
     )
 
 
@@ -222,7 +183,7 @@ def load_model(
 
     - `peft={"type": "lora", "r": 16, ...}` wraps the policy in a LoRA adapter; the reference is then None
       because TRL disables the adapter for the reference pass.
-    - `quantization="4bit"` (nf4 QLoRA) or `"8bit"` loads the base weights with bitsandbytes (CUDA only),
+    - `quantization="4bit"` (nf4 QLoRA) or `"8bit"` loads the base weights with bitsandbytes (on a CUDA GPU or the CPU),
       prepares them for k-bit training and needs `peft` (the adapter is what trains; the reference is None).
     - `task="auto"` loads a sequence-classification head (one label) for classifier or encoder checkpoints,
       for use as a reward model; force it with `task="reward"`.
@@ -246,6 +207,7 @@ def load_model(
     check_model_reference(name_or_path, field, gguf_file=gguf_file, revision=revision)
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
+    quantization_module.check_mode(quantization)
     name_or_path = builtin_model(name_or_path, gguf_file)
     section = _peft_section(peft)
     if quantization in ("4bit", "8bit") and section is None:
@@ -267,11 +229,13 @@ def load_model(
     kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": dtype}
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation
-    quant = _quantization(quantization, dtype)
+    quantization_module.check_runs(quantization)
+    quantization_module.check_attention(attn_implementation)
+    quant = quantization_module.quantization_config(quantization, dtype)
     if quant is not None:
         kwargs["quantization_config"] = quant
-        # each process of `accelerate launch` loads onto its own GPU (no Accelerator exists yet to ask)
-        kwargs["device_map"] = {"": int(os.environ.get("LOCAL_RANK", "0"))}
+        # each process of `accelerate launch` loads onto its own GPU (no Accelerator exists yet to ask), or the CPU
+        kwargs["device_map"] = {"": quantization_module.device()}
     auto = AutoModelForSequenceClassification if task == "reward" else AutoModelForCausalLM
     if task == "reward":
         kwargs["num_labels"] = 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
@@ -93,17 +92,6 @@ def test_tokenizer_without_pad_gets_eos(tiny: Path, tmp_path: Path) -> None:
 def test_bad_peft_is_named(tiny: Path, peft: Any, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         load_model(str(tiny), peft=peft)
-
-
-@pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None, reason="bitsandbytes is installed here")
-def test_quantization_without_bitsandbytes_names_the_extra(tiny: Path) -> None:
-    """On this CPU machine bitsandbytes is absent; the GPU path is covered by tests/gpu (issue 8)."""
-    with pytest.raises(
-        ConfigError, match=r"quantization: got '4bit', which needs bitsandbytes.*pip install 'textrl\[quant\]'"
-    ):
-        load_model(str(tiny), quantization="4bit", peft={"type": "lora"})
-    with pytest.raises(ConfigError, match=r"quantization: got '2bit'; allowed: '4bit', '8bit' or None"):
-        load_model(str(tiny), quantization="2bit")
 
 
 def test_quantization_needs_an_adapter(tiny: Path) -> None:

@@ -220,7 +220,15 @@ def dry_run(
     check_output_target(run, overwrite=overwrite)
     checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
     replaced = not checkpoint and not overwrite and stopped_before_saving(output_dir)
-    check_engines(cfg)  # DeepSpeed / vLLM installed: the same check a run makes, importing neither
+    check_engines(cfg)  # DeepSpeed / vLLM / bitsandbytes installed: the same check a run makes, importing none
+    from ..quantization import check_attention
+
+    check_attention(cfg.model.attn_implementation, "model.attn_implementation")  # type: ignore[attr-defined]
+    if cfg.model.quantization:  # type: ignore[attr-defined]
+        from ..quantization import check_runs, device
+
+        check_runs(cfg.model.quantization, "model.quantization")  # type: ignore[attr-defined]
+        print(f"quantization: {cfg.model.quantization} layers run here (bitsandbytes, on {device()})")  # type: ignore[attr-defined]
     if getattr(cfg, "bf16", "auto") is True:  # the run's own check; it needs torch, so only when bf16 is forced
         import warnings
 

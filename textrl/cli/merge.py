@@ -42,6 +42,41 @@ def merge_inputs(adapter: Path, adapter_config: dict[str, Any]) -> list[Input]:
     return inputs(pairs)
 
 
+def trained_quantization(adapter: Path) -> str | None:
+    """The bitsandbytes quantization of the base model `adapter` trained on, from the manifest of its TextRL run
+    (the adapter is that run's output_dir or a checkpoint in it); None for full-precision bases and other adapters."""
+    from ..trainers.manifest import read_manifest
+
+    for folder in (adapter, adapter.parent):
+        manifest = read_manifest(folder)
+        if manifest:
+            model = manifest.get("textrl_config", {}).get("model") or {}
+            return manifest.get("base_quantization") or (model.get("quantization") if isinstance(model, dict) else None)
+    return None
+
+
+def _dequantized_with_adapter(adapter: Path, adapter_config: dict[str, Any], quantization: str, remote: bool) -> Any:
+    """The adapter on the base weights it trained against: the base loaded in `quantization` as in training, then
+    dequantized to full precision. Merging into the original weights instead would change the model's outputs (the
+    adapter learned to correct the quantized ones)."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    from ..quantization import check_runs, device, quantization_config
+
+    check_runs(quantization, f"the adapter's training run's model.quantization ({quantization})")
+    auto = AutoModelForSequenceClassification if adapter_config.get("task_type") == "SEQ_CLS" else AutoModelForCausalLM
+    base = auto.from_pretrained(
+        adapter_config["base_model_name_or_path"],
+        quantization_config=quantization_config(quantization, torch.float32),
+        device_map={"": device()},
+        dtype=torch.float32,
+        trust_remote_code=remote,
+    )
+    return PeftModel.from_pretrained(base.dequantize(), adapter)
+
+
 def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_code: bool = False) -> Path:
     """Write the merged model to a temporary sibling of `output`, then rename it into place.
 
@@ -63,9 +98,13 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_
     from transformers import AutoTokenizer
 
     task = adapter_config.get("task_type")
-    auto = AutoPeftModelForSequenceClassification if task == "SEQ_CLS" else AutoPeftModelForCausalLM
+    quantization = trained_quantization(adapter)
     steps = tqdm(total=3, desc="merging", unit="step")
-    model = auto.from_pretrained(adapter, trust_remote_code=trust_remote_code)
+    if quantization is None:
+        auto = AutoPeftModelForSequenceClassification if task == "SEQ_CLS" else AutoPeftModelForCausalLM
+        model = auto.from_pretrained(adapter, trust_remote_code=trust_remote_code)
+    else:
+        model = _dequantized_with_adapter(adapter, adapter_config, quantization, trust_remote_code)
     steps.update()
     merged = model.merge_and_unload()
     steps.update()
@@ -77,6 +116,9 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_
             "adapter": str(adapter.resolve()),
             "base_model": adapter_config.get("base_model_name_or_path"),
             "task_type": task,
+            "base_weights": f"dequantized from {quantization} (the weights the adapter trained on)"
+            if quantization
+            else "as saved",
             "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "textrl": __version__,
         }

@@ -15,6 +15,7 @@ from ..config import TextRLConfig
 from ..data import check_dataset
 from ..errors import ConfigError, Problem
 from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
+from ..quantization import of_model
 from ..spec import Family
 from ..trl_build import build_trl_config
 from ..trl_compat import absorb_installed_trl
@@ -236,6 +237,7 @@ class TextRLTrainer:
                 datasets={"train": self.train_dataset, "eval": self.eval_dataset},
                 processes=accelerator.num_processes,
                 fingerprint=record,
+                base_quantization=of_model(self.trl_trainer.model),
             )
         self._stop.install()
         try:
