@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import engines
 import evaluation
 import scaling
 import startup
@@ -133,6 +134,16 @@ def real_model(reps: int, where: str) -> str:
     ])  # fmt: skip
 
 
+def own_section(text: str, heading: str) -> str:
+    """The section of `text` that starts at `heading` (up to the next `## ` heading), or "": the sections a full run
+    keeps (the sweep takes 20 minutes, the engines need their packages; only --sweep and --engines rewrite them)."""
+    start = text.find(heading)
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end + 1] if end >= 0 else text[start:]
+
+
 def replace_section(text: str, heading: str, section: str) -> str:
     """`text` with the section that starts at `heading` (up to the next `## ` heading) replaced, or appended."""
     start = text.find(heading)
@@ -147,17 +158,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="Fewer repetitions: checks that every benchmark runs.")
     parser.add_argument("--real", action="store_true", help="Only the real-model section, rewritten in --output.")
     parser.add_argument("--sweep", action="store_true", help="Only the reference-cache sweep, rewritten in --output.")
+    parser.add_argument("--engines", action="store_true", help="Only the engines section, rewritten in --output.")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
     reps, steps, runs = (1, 8, 2) if args.quick else (9, 20, 5)
     where = machine()
     byte_compile()
     sys.path.insert(0, str(ROOT))
-    if args.real or args.sweep:
+    if args.real or args.sweep or args.engines:
         old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
-        heading, section = (
-            (SWEEP, sweep_section(where)) if args.sweep else (REAL, real_model(1 if args.quick else 2, where))
-        )
+        if args.engines:
+            from textrl.models import builtin_model
+
+            heading, section = engines.HEADING, engines.section(builtin_model("textrl:smollm2"), 1 if args.quick else 2,
+                                                                where)  # fmt: skip
+        elif args.sweep:
+            heading, section = SWEEP, sweep_section(where)
+        else:
+            heading, section = REAL, real_model(1 if args.quick else 2, where)
         args.output.write_text(replace_section(old, heading, section), encoding="utf-8")
         print(args.output.read_text(encoding="utf-8"))
         return
@@ -180,9 +198,8 @@ def main() -> None:
     real = real_model(1 if args.quick else 2, where)
     scaling.plot(series, HERE / "scaling.png", where)
     old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
-    kept = old[old.find(SWEEP) :] if SWEEP in old else ""  # the sweep takes 20 minutes: only --sweep rewrites it
-    kept = kept[: kept.find("\n## ", len(SWEEP)) + 1] if "\n## " in kept[len(SWEEP) :] else kept
-    text = report(rows, series, where, quick=args.quick) + "\n" + real + ("\n" + kept if kept else "")
+    kept = "".join("\n" + part for part in (own_section(old, h) for h in (SWEEP, engines.HEADING)) if part)
+    text = report(rows, series, where, quick=args.quick) + "\n" + real + kept
     args.output.write_text(text, encoding="utf-8")
     print(args.output.read_text(encoding="utf-8"))
 

@@ -107,6 +107,8 @@ def main() -> None:
     parser.add_argument("--trl-precompute", action="store_true", help="DPO, TRL: precompute_ref_log_probs=True.")
     parser.add_argument("--reference-cache", help="DPO, TextRL: reference_cache on, in this folder.")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (both sides alike).")
+    parser.add_argument("--lora", type=int, default=0, help="TextRL: a LoRA adapter of this rank (all linear layers).")
+    parser.add_argument("--quantization", choices=["4bit", "8bit"], help="TextRL: bitsandbytes base weights (QLoRA).")
     args = parser.parse_args()
 
     import torch
@@ -138,7 +140,8 @@ def main() -> None:
     steady = clock.ends[args.warmup :]
     per_step = (steady[-1] - steady[0]) / (len(steady) - 1)
     logged = [{k: v for k, v in h.items() if k not in TIMING_KEYS} for h in history]
-    result = {"per_step_s": per_step, "peak_mb": clock.peak_mb, "total_s": total, "history": logged}
+    result = {"per_step_s": per_step, "peak_mb": clock.peak_mb, "total_s": total, "history": logged,
+              "before_load_mb": BEFORE_LOAD_MB, "footprint_mb": FOOTPRINT_MB}  # fmt: skip
     Path(args.out).write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -148,8 +151,27 @@ def pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
     return long_pairs(args.pairs) if args.pairs else PAIRS * 16
 
 
+BEFORE_LOAD_MB = 0.0
+"""The process's max RSS once torch, transformers and TRL are imported, before the model loads (TextRL mode)."""
+FOOTPRINT_MB = 0.0
+"""The loaded policy's parameters and buffers (transformers' get_memory_footprint), TextRL mode."""
+
+
+def _load(args: argparse.Namespace, load_ref: bool) -> Any:
+    global BEFORE_LOAD_MB, FOOTPRINT_MB
+    import trl  # noqa: F401  (what a run imports anyway, so that the difference is the model's)
+
+    from textrl import load_model
+
+    BEFORE_LOAD_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peft = {"type": "lora", "r": args.lora} if args.lora else None
+    loaded = load_model(args.tiny, peft=peft, quantization=args.quantization, load_ref=load_ref)
+    FOOTPRINT_MB = loaded[0].get_memory_footprint() / 2**20
+    return loaded
+
+
 def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:
-    from textrl import TextRLConfig, load_model
+    from textrl import TextRLConfig
     from textrl.data import from_list
 
     if args.algo == "dpo":  # the overhead rows compare the same work: TRL's default keeps its reference in the loop
@@ -162,14 +184,14 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
         from textrl import OnlineTrainer, reward_fn
         from textrl.rewards import compose
 
-        model, tok, _ = load_model(args.tiny, load_ref=False)
+        model, tok, _ = _load(args, load_ref=False)
         reward = compose(*rewards) if len(rewards) > 1 else reward_fn(rewards[0])
         trainer: Any = OnlineTrainer(model=model, tokenizer=tok, reward=reward, train_dataset=from_list(PROMPTS * 64),
                                      config=cfg, callbacks=[clock])  # fmt: skip
     else:
         from textrl import PreferenceTrainer
 
-        model, tok, ref = load_model(args.tiny, load_ref=not args.reference_cache)  # the cache needs no reference copy
+        model, tok, ref = _load(args, load_ref=not args.reference_cache)  # the cache needs no reference copy
         trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(pairs(args)),
                                     config=cfg, callbacks=[clock])  # fmt: skip
     trainer.train()

@@ -19,8 +19,15 @@ DEEPSPEED_DEFAULT_STAGE = 2
 FSDP_DEFAULT_VERSION = 2
 
 
-def deepspeed_config(section: Any) -> dict[str, Any]:
-    """The DeepSpeed JSON config (as a dict) for a `distributed: {strategy: deepspeed, ...}` section."""
+def deepspeed_config(section: Any, *, cpu_only: bool = False) -> dict[str, Any]:
+    """The DeepSpeed JSON config (as a dict) for a `distributed: {strategy: deepspeed, ...}` section; `cpu_only` for a
+    run on a machine without a GPU (DeepSpeed's CPU accelerator, over gloo).
+
+    No `train_batch_size`: DeepSpeed derives it from the micro batch, the accumulation and the world size it sees.
+    transformers would fill it from its own world size, but ZeRO-3's `zero.Init` checks it while DeepSpeed's comm
+    layer is not yet up on a CPU launch (accelerate's MULTI_CPU state starts gloo without it), so DeepSpeed counts
+    one process and refuses "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size".
+    """
     stage = section.zero_stage or DEEPSPEED_DEFAULT_STAGE
     zero: dict[str, Any] = {"stage": stage, "overlap_comm": True, "contiguous_gradients": True,
                             "reduce_bucket_size": "auto"}  # fmt: skip
@@ -31,7 +38,6 @@ def deepspeed_config(section: Any) -> dict[str, Any]:
             "stage3_gather_16bit_weights_on_model_save": True,  # a checkpoint a single process can load
         }
     config: dict[str, Any] = {
-        "train_batch_size": "auto",
         "train_micro_batch_size_per_gpu": "auto",
         "gradient_accumulation_steps": "auto",
         "gradient_clipping": "auto",
@@ -40,15 +46,17 @@ def deepspeed_config(section: Any) -> dict[str, Any]:
         "zero_optimization": zero,
     }
     if section.offload in ("optimizer", "optimizer_and_parameters"):
-        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": not cpu_only}
         # ZeRO-Offload refuses a torch optimizer (ZeRORuntimeException): DeepSpeed's CPU AdamW takes over, its
-        # hyperparameters filled by transformers from learning_rate, adam_beta1/2, adam_epsilon and weight_decay
-        config["optimizer"] = {
-            "type": "AdamW",
-            "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"},
-        }
+        # hyperparameters filled by transformers from learning_rate, adam_beta1/2, adam_epsilon and weight_decay.
+        # Without a GPU everything already is on the CPU: torch's AdamW does the same sums without compiling
+        # DeepSpeedCPUAdam's C++ (about 4 minutes on 2 cores), once DeepSpeed is told to accept it.
+        params: dict[str, Any] = {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}
+        config["optimizer"] = {"type": "AdamW", "params": params | ({"torch_adam": True} if cpu_only else {})}
+        if cpu_only:
+            config["zero_force_ds_cpu_optimizer"] = False
     if section.offload == "optimizer_and_parameters":
-        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+        zero["offload_param"] = {"device": "cpu", "pin_memory": not cpu_only}
     return config
 
 
@@ -75,6 +83,10 @@ def trl_arguments(cfg: Any) -> dict[str, Any]:
     if section is None or section.strategy == "ddp":
         return {}
     if section.strategy == "deepspeed":
+        if section.offload in ("optimizer", "optimizer_and_parameters"):
+            from .hardware import has_accelerator
+
+            return {"deepspeed": deepspeed_config(section, cpu_only=not has_accelerator())}
         return {"deepspeed": deepspeed_config(section)}
     checkpointing = bool(getattr(cfg, "gradient_checkpointing", False))
     return {
@@ -82,6 +94,54 @@ def trl_arguments(cfg: Any) -> dict[str, Any]:
         "fsdp_config": fsdp_config(section, gradient_checkpointing=checkpointing),
         "activation_checkpointing": False,
     }
+
+
+def fsdp_refusal(cfg: Any, *, accelerator: bool) -> Problem | None:
+    """`strategy: fsdp` on a machine without a GPU-class device (`accelerator` False): accelerate 1.16 shards with
+    FSDP only for its CUDA/XPU/NPU/HPU/MLU-class distributed types (accelerate/state.py); on CPUs it wraps the model
+    in DDP instead, so every process would hold the whole model under an FSDP name (one process: transformers'
+    "Using fsdp only works in distributed training"; FSDP1: a RuntimeError about sync_module_states)."""
+    section = getattr(cfg, "distributed", None)
+    if section is None or section.strategy != "fsdp" or accelerator:
+        return None
+    return Problem(
+        "distributed.strategy",
+        "got 'fsdp' on a machine without a GPU: accelerate shards with FSDP only on GPU-class devices (CUDA, XPU, "
+        "NPU, HPU) and runs CPU processes as plain DDP, each holding the whole model. Fix: strategy deepspeed with "
+        "zero_stage 3 (shards on CPUs too), strategy ddp, or run on GPUs.",
+    )
+
+
+EXPECTED_TYPE = {"deepspeed": "DEEPSPEED", "fsdp": "FSDP"}
+"""accelerate's distributed type (DistributedType.value) that each sharding strategy must run as."""
+
+
+def describe_engine(cfg: Any, distributed_type: str, processes: int, machines: int = 1) -> str:
+    """One line naming what this run really runs as, e.g. 'DeepSpeed ZeRO-3 (optimizer offloaded), 2 processes'.
+    A strategy running as anything else is a ConfigError: TextRL never trains DDP under a DeepSpeed or FSDP name."""
+    section = getattr(cfg, "distributed", None)
+    strategy = section.strategy if section is not None else "ddp"
+    want = EXPECTED_TYPE.get(strategy)
+    if want is not None and distributed_type != want:
+        raise ConfigError(
+            [
+                Problem(
+                    "distributed.strategy",
+                    f"got {strategy!r}, but this process runs as accelerate's {distributed_type} with {processes} "
+                    f"process(es), not {want}: the run would not be what it names. Fix: start it with the config "
+                    "`textrl-train --write-accelerate-config acc.yaml --num-processes N` writes: "
+                    "`accelerate launch --config_file acc.yaml -m textrl.cli train ...`.",
+                )
+            ]
+        )
+    count = f"{processes} process{'es' if processes != 1 else ''}"
+    count += f" on {machines} machines" if machines > 1 else ""
+    if strategy == "deepspeed":
+        offload = "" if section.offload == "none" else f" ({section.offload.replace('_', ' ')} offloaded)"
+        return f"DeepSpeed ZeRO-{section.zero_stage or DEEPSPEED_DEFAULT_STAGE}{offload}, {count}"
+    if strategy == "fsdp":
+        return f"FSDP{section.fsdp_version or FSDP_DEFAULT_VERSION}, {count}"
+    return f"DDP, {count}" if processes > 1 else "one process"
 
 
 def check_engines(cfg: Any) -> None:
@@ -125,9 +185,18 @@ _ACCELERATE_FSDP_KEYS = {
 
 
 def accelerate_config(
-    cfg: Any, *, num_processes: int, mixed_precision: str, deepspeed_file: str | None = None
+    cfg: Any,
+    *,
+    num_processes: int,
+    mixed_precision: str,
+    deepspeed_file: str | None = None,
+    num_machines: int = 1,
+    main_process_ip: str | None = None,
+    main_process_port: int | None = None,
 ) -> dict[str, Any]:
-    """An accelerate config (the YAML `accelerate config` writes) that launches `cfg` on one machine."""
+    """An accelerate config (the YAML `accelerate config` writes) that launches `cfg`: `num_processes` in all, spread
+    over `num_machines` (machine 0 at `main_process_ip`:`main_process_port`; each machine overrides machine_rank with
+    `accelerate launch --machine_rank R`)."""
     section = getattr(cfg, "distributed", None)
     strategy = section.strategy if section is not None else "ddp"
     base: dict[str, Any] = {
@@ -136,12 +205,14 @@ def accelerate_config(
         "machine_rank": 0,
         "main_training_function": "main",
         "mixed_precision": mixed_precision,
-        "num_machines": 1,
+        "num_machines": num_machines,
         "num_processes": num_processes,
         "rdzv_backend": "static",
         "same_network": True,
         "use_cpu": False,
     }
+    if num_machines > 1:
+        base |= {"main_process_ip": main_process_ip, "main_process_port": main_process_port or 29500}
     if section is not None and strategy == "deepspeed":
         stage = section.zero_stage or DEEPSPEED_DEFAULT_STAGE
         return base | {
@@ -155,11 +226,13 @@ def accelerate_config(
             "distributed_type": "FSDP",
             "fsdp_config": {_ACCELERATE_FSDP_KEYS[k]: v for k, v in options.items()},
         }
-    return base | {"distributed_type": "MULTI_GPU" if num_processes > 1 else "NO"}
+    return base | {"distributed_type": "MULTI_GPU" if num_processes > 1 or num_machines > 1 else "NO"}
 
 
-def write_accelerate_config(cfg: Any, path: Path, *, num_processes: int, mixed_precision: str) -> list[Path]:
-    """Write the accelerate config to `path` (and, for DeepSpeed, its JSON beside it); returns the files written."""
+def write_accelerate_config(cfg: Any, path: Path, *, num_processes: int, mixed_precision: str,
+                            **machines: Any) -> list[Path]:  # fmt: skip
+    """Write the accelerate config to `path` (and, for DeepSpeed, its JSON beside it); returns the files written.
+    `machines`: accelerate_config's num_machines, main_process_ip and main_process_port."""
     import yaml
 
     section = getattr(cfg, "distributed", None)
@@ -171,7 +244,7 @@ def write_accelerate_config(cfg: Any, path: Path, *, num_processes: int, mixed_p
         deepspeed_file = str(ds_path.resolve())
         written.append(ds_path)
     body = accelerate_config(cfg, num_processes=num_processes, mixed_precision=mixed_precision,
-                             deepspeed_file=deepspeed_file)  # fmt: skip
+                             deepspeed_file=deepspeed_file, **machines)  # fmt: skip
     path.write_text(
         "# Written by textrl-train --write-accelerate-config from the config's distributed: section.\n"
         + yaml.safe_dump(body, sort_keys=True),

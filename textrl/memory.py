@@ -55,8 +55,20 @@ def parameters_from_config(config: dict[str, Any]) -> int | None:
     return int(layers * per_layer + embeddings)
 
 
+def embedding_parameters(model_dir: Path) -> int:
+    """Parameters of the token embeddings and the output head (one matrix when tied) per config.json, else 0:
+    bitsandbytes quantizes linear layers only, so these stay in full precision in a 4/8-bit model."""
+    try:
+        config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+        return int(config["vocab_size"] * config["hidden_size"] * (1 if config.get("tie_word_embeddings", True) else 2))
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 SMOLLM2_PARAMETERS = 134_515_008
 """textrl:smollm2 as converted (tied embeddings counted once)."""
+SMOLLM2_EMBEDDINGS = 49_152 * 576
+"""textrl:smollm2's token embeddings (vocabulary x hidden; tied to the output head)."""
 
 
 def count_parameters(name: str, base_dir: Path) -> tuple[int | None, str]:
@@ -112,13 +124,14 @@ class Plan:
         return self.policy + self.reference + self.optimizer
 
 
-def plan(cfg: Any, params: int, device_gib: float | None) -> Plan:
+def plan(cfg: Any, params: int, device_gib: float | None, unquantized: int = 0) -> Plan:
     """Weights in their load precision, a reference copy when one is loaded, AdamW state and gradients in fp32
-    for the trainable parameters (LoRA: about 2·r·hidden per adapted matrix, approximated as 1% per r=16)."""
+    for the trainable parameters (LoRA: about 2·r·hidden per adapted matrix, approximated as 1% per r=16).
+    `unquantized`: parameters a 4/8-bit model keeps in full precision (embeddings and head)."""
     model = cfg.model
-    per = {"4bit": 0.5, "8bit": 1.0}.get(
-        model.quantization or "", 2.0 if cfg.bf16 is not False and not cfg.fp16 else 4.0
-    )
+    full = 2.0 if cfg.bf16 is not False and not cfg.fp16 else 4.0
+    per = {"4bit": 0.5, "8bit": 1.0}.get(model.quantization or "", full)
+    kept = min(unquantized, params) if model.quantization else 0
     family = cfg.algorithm().family
     peft = model.peft
     trainable = int(params * 0.01 * peft.r / 16) if peft else params
@@ -130,7 +143,7 @@ def plan(cfg: Any, params: int, device_gib: float | None) -> Plan:
     optimizer = trainable * (8 + 4)  # AdamW moments + gradients, fp32
     vllm = getattr(cfg, "vllm_gpu_memory_utilization", 0.0) if getattr(cfg, "use_vllm", False) else 0.0
     vllm_share = vllm * device_gib * GIB if (vllm and device_gib) else 0.0
-    return Plan(params, params * per, reference, trainable, optimizer, vllm_share)
+    return Plan(params, (params - kept) * per + kept * full, reference, trainable, optimizer, vllm_share)
 
 
 def _unless_cached(cfg: Any, p: Plan) -> str:
@@ -144,11 +157,14 @@ def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, dev
     name = cfg.model.name
     if name.startswith("textrl:tiny"):
         return [f"memory: {name} is TextRL's built-in tiny model (about 140k parameters, under 10 MB in all)"]
+    folder = Path(name) if Path(name).is_absolute() else base_dir / name
+    unquantized = 0
     if name == "textrl:smollm2":
         from .models import builtin_path
 
-        folder = builtin_path(name)
+        folder = builtin_path(name) or folder
         params, how = count_parameters(str(folder), base_dir)
+        unquantized = embedding_parameters(folder) or SMOLLM2_EMBEDDINGS
         if params is None:
             params, how = SMOLLM2_PARAMETERS, "SmolLM2-135M-Instruct, not fetched yet"
     elif name.endswith(".gguf") or cfg.model.gguf_file:
@@ -159,7 +175,7 @@ def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, dev
         return [f"memory: {name}: parameters {how}; no estimate"]
     if device_gib is None:
         device_gib, device_what = device_memory()
-    p = plan(cfg, params, device_gib)
+    p = plan(cfg, params, device_gib, unquantized or embedding_parameters(folder))
     total = (p.total + p.vllm_share) / GIB
     lines = [
         f"memory estimate ({params / 1e6:.1f}M parameters, {how}): policy {p.policy / GIB:.2f} GiB, reference "

@@ -7,7 +7,7 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from .distributed import check_engines, trl_arguments
+from .distributed import check_engines, fsdp_refusal, trl_arguments
 from .env import warn_if_untested_trl
 from .errors import ConfigError, Problem
 from .hardware import bf16_supported, has_accelerator
@@ -114,6 +114,9 @@ def finish(
     kwargs = for_release({**values, **fixed, **trl_arguments(cfg), **extra}, trl_fields, set_by_user)
     if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
+    refusal = fsdp_refusal(cfg, accelerator=has_accelerator())
+    if refusal is not None:
+        raise ConfigError([refusal], algo=cfg.algo)
     if "use_cpu" not in kwargs and not has_accelerator():
         # Without this, transformers runs each process of `accelerate launch --num_processes N` alone on a CPU
         # machine; with it, the processes join one gloo process group (and a single process is unaffected).

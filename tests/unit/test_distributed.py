@@ -12,7 +12,14 @@ import pytest
 import yaml
 
 from textrl import ConfigError, TextRLConfig
-from textrl.distributed import accelerate_config, trl_arguments, write_accelerate_config
+from textrl.distributed import (
+    accelerate_config,
+    deepspeed_config,
+    describe_engine,
+    fsdp_refusal,
+    trl_arguments,
+    write_accelerate_config,
+)
 from textrl.rollout.vllm import vllm_config
 
 
@@ -34,18 +41,20 @@ def test_deepspeed_dict(section: dict[str, object], stage: int, offload_optimize
     zero = ds["zero_optimization"]
     assert zero["stage"] == stage
     assert ("offload_optimizer" in zero) is offload_optimizer and ("offload_param" in zero) is offload_param
-    if offload_optimizer:
-        assert zero["offload_optimizer"] == {"device": "cpu", "pin_memory": True}
-    # ZeRO-Offload refuses a torch optimizer: DeepSpeed's own AdamW, its hyperparameters "auto" (from TRL's args)
+    auto = dict.fromkeys(("lr", "betas", "eps", "weight_decay"), "auto")
+    if offload_optimizer:  # this machine has no GPU: torch's AdamW on the CPU, nothing compiled, nothing pinned
+        assert zero["offload_optimizer"] == {"device": "cpu", "pin_memory": False}
+        assert ds["optimizer"] == {"type": "AdamW", "params": auto | {"torch_adam": True}}
+        assert ds["zero_force_ds_cpu_optimizer"] is False
+        # on a GPU machine ZeRO-Offload refuses a torch optimizer: DeepSpeed's own CPU AdamW, pinned host memory
+        gpu = deepspeed_config(cfg(**section).distributed)
+        assert gpu["zero_optimization"]["offload_optimizer"] == {"device": "cpu", "pin_memory": True}
+        assert gpu["optimizer"] == {"type": "AdamW", "params": auto} and "zero_force_ds_cpu_optimizer" not in gpu
     assert ("optimizer" in ds) is offload_optimizer
-    if offload_optimizer:
-        assert ds["optimizer"] == {
-            "type": "AdamW",
-            "params": dict.fromkeys(("lr", "betas", "eps", "weight_decay"), "auto"),
-        }
     assert zero.get("stage3_gather_16bit_weights_on_model_save") is (True if stage == 3 else None)
     # batch sizes, accumulation, clipping and precision are left to transformers, which fills "auto" from TRL's args
     assert ds["train_micro_batch_size_per_gpu"] == ds["gradient_accumulation_steps"] == "auto"
+    assert "train_batch_size" not in ds  # DeepSpeed derives it from the world size it sees (deepspeed_config's doc)
     assert ds["bf16"] == ds["fp16"] == {"enabled": "auto"}
     json.dumps(ds)  # a DeepSpeed JSON config
 
@@ -117,3 +126,39 @@ def test_vllm_config_without_vllm_names_the_extra() -> None:
     with pytest.raises(ConfigError, match=r"use_vllm: vLLM rollout needs the vllm package, which is not installed "
                                           r"here\. Fix: pip install 'textrl\[vllm\]'"):  # fmt: skip
         vllm_config()
+
+
+@pytest.mark.parametrize(
+    ("section", "distributed_type", "processes", "machines", "said"),
+    [
+        ({}, "NO", 1, 1, "one process"),
+        ({}, "MULTI_CPU", 2, 1, "DDP, 2 processes"),
+        ({"strategy": "ddp"}, "MULTI_GPU", 4, 2, "DDP, 4 processes on 2 machines"),
+        ({"strategy": "deepspeed"}, "DEEPSPEED", 2, 1, "DeepSpeed ZeRO-2, 2 processes"),
+        ({"strategy": "deepspeed", "zero_stage": 3, "offload": "optimizer"}, "DEEPSPEED", 2, 1,
+         "DeepSpeed ZeRO-3 (optimizer offloaded), 2 processes"),
+        ({"strategy": "fsdp"}, "FSDP", 8, 1, "FSDP2, 8 processes"),
+    ],
+)  # fmt: skip
+def test_describe_engine_names_what_runs(
+    section: dict[str, object], distributed_type: str, processes: int, machines: int, said: str
+) -> None:
+    assert describe_engine(cfg(**section), distributed_type, processes, machines) == said
+
+
+@pytest.mark.parametrize(("strategy", "runs_as"), [("deepspeed", "MULTI_CPU"), ("fsdp", "MULTI_CPU"), ("fsdp", "NO")])
+def test_a_strategy_running_as_something_else_is_refused(strategy: str, runs_as: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        describe_engine(cfg(strategy=strategy), runs_as, 2)
+    want = {"deepspeed": "DEEPSPEED", "fsdp": "FSDP"}[strategy]
+    assert f"distributed.strategy: got {strategy!r}, but this process runs as accelerate's {runs_as} with 2 " in str(
+        caught.value
+    )
+    assert f"not {want}: the run would not be what it names. Fix: start it with the config" in str(caught.value)
+
+
+def test_fsdp_is_refused_without_a_gpu_class_device() -> None:
+    problem = fsdp_refusal(cfg(strategy="fsdp"), accelerator=False)
+    assert problem is not None and "accelerate shards with FSDP only on GPU-class devices" in str(problem)
+    assert fsdp_refusal(cfg(strategy="fsdp"), accelerator=True) is None
+    assert fsdp_refusal(cfg(strategy="deepspeed", zero_stage=3), accelerator=False) is None

@@ -238,6 +238,13 @@ def dry_run(
             warnings.simplefilter("always")
             resolve_bf16(True)
         print(f"precision: {said[0].message}" if said else "precision: bf16 on this machine's bf16-capable GPU")
+    if getattr(getattr(cfg, "distributed", None), "strategy", None) == "fsdp":  # the run's own check (needs torch)
+        from ..distributed import fsdp_refusal
+        from ..hardware import has_accelerator
+
+        refusal = fsdp_refusal(cfg, accelerator=has_accelerator())
+        if refusal is not None:
+            raise ConfigError([refusal], algo=cfg.algo)  # type: ignore[attr-defined]
     for name, value in trl_arguments(cfg).items():
         print(f"distributed: TRL gets {name}={json.dumps(value)}")
     if cfg.extra:  # type: ignore[attr-defined]

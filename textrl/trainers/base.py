@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from ..batch_plan import batch_lines
 from ..config import TextRLConfig
 from ..data import check_dataset
+from ..distributed import describe_engine
 from ..errors import ConfigError, Problem
 from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
 from ..quantization import of_model
@@ -207,6 +208,15 @@ class TextRLTrainer:
             batch_lines(self.config, len(self.train_dataset), self.trl_trainer.accelerator.num_processes)
         accelerator = self.trl_trainer.accelerator
         output_dir = self.config.output_dir  # type: ignore[attr-defined]
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", accelerator.num_processes) or 1)  # set by torchrun/accelerate
+        engine = describe_engine(self.config, accelerator.distributed_type.value, accelerator.num_processes,
+                                 max(1, accelerator.num_processes // local))  # fmt: skip
+        if accelerator.is_main_process and engine != "one process":
+            print(f"textrl: training with {engine}", file=sys.stderr)
+        if engine.startswith("DeepSpeed"):  # DeepSpeed 0.19 calls torch 2.13's renamed collectives: one warning a call
+            import warnings
+
+            warnings.filterwarnings("ignore", r"`torch\.distributed\.\w+` is deprecated", FutureWarning)
         from .fingerprint import FingerprintCheckpoints, check_resume, fingerprint
 
         record = fingerprint(
@@ -238,6 +248,7 @@ class TextRLTrainer:
                 processes=accelerator.num_processes,
                 fingerprint=record,
                 base_quantization=of_model(self.trl_trainer.model),
+                engine=engine,
             )
         self._stop.install()
         try:

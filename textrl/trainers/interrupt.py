@@ -70,6 +70,7 @@ class GracefulStop(TrainerCallback):
                 signal.signal(sig, signal.SIG_DFL)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self._agree(args)
         if self.received is None:
             return control
         last = 0 < state.max_steps <= state.global_step
@@ -86,6 +87,21 @@ class GracefulStop(TrainerCallback):
         control.should_save = True
         control.should_training_stop = True
         return control
+
+    def _agree(self, args: Any) -> None:
+        """With several processes, every one stops at the step where any one has a signal: a launcher relays the
+        signal to its processes one after another, and a process that stopped alone would leave the others waiting
+        in a collective (and the checkpoint half-written). One all-reduce of the signal number per step."""
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+            return
+        import torch
+
+        flag = torch.tensor([self.received or 0], dtype=torch.int64, device=args.device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        if self.received is None and int(flag.item()):
+            self.received = int(flag.item())
 
     @property
     def signal_name(self) -> str:

@@ -67,6 +67,7 @@ def write_manifest(
     processes: int = 1,
     fingerprint: dict[str, Any] | None = None,
     base_quantization: str | None = None,
+    engine: str | None = None,
 ) -> Path:
     path = Path(output_dir) / MANIFEST
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +76,7 @@ def write_manifest(
     body = {
         "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "textrl_config": config.model_dump(mode="json"),
+        "engine": engine,  # what the run really ran as: "DeepSpeed ZeRO-3, 2 processes", "DDP, 2 processes", ...
         "base_quantization": base_quantization,  # the trained model's bitsandbytes weights (textrl-merge reads it)
         "trl_config_class": f"{type(trl_config).__module__}.{type(trl_config).__name__}",
         "trl_config_changes": trl_changes,
