@@ -136,10 +136,10 @@ def describe_engine(cfg: Any, distributed_type: str, processes: int, machines: i
         )
     count = f"{processes} process{'es' if processes != 1 else ''}"
     count += f" on {machines} machines" if machines > 1 else ""
-    if strategy == "deepspeed":
+    if section is not None and strategy == "deepspeed":
         offload = "" if section.offload == "none" else f" ({section.offload.replace('_', ' ')} offloaded)"
         return f"DeepSpeed ZeRO-{section.zero_stage or DEEPSPEED_DEFAULT_STAGE}{offload}, {count}"
-    if strategy == "fsdp":
+    if section is not None and strategy == "fsdp":
         return f"FSDP{section.fsdp_version or FSDP_DEFAULT_VERSION}, {count}"
     return f"DDP, {count}" if processes > 1 else "one process"
 
