@@ -120,12 +120,14 @@ def main() -> None:
         def __init__(self) -> None:
             self.ends: list[float] = []
             self.peak_mb = 0.0
+            self.training_peak_mb = 0.0
 
         def on_step_end(self, *a: Any, **k: Any) -> None:
             self.ends.append(time.perf_counter())
 
         def on_train_end(self, *a: Any, **k: Any) -> None:
             self.peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            self.training_peak_mb = _high_water_mb()
 
     clock = Clock()
     rewards = [waiting(f"r{i}", args.wait) for i in range(args.rewards)] if args.wait else [lowercase_share]
@@ -141,7 +143,8 @@ def main() -> None:
     per_step = (steady[-1] - steady[0]) / (len(steady) - 1)
     logged = [{k: v for k, v in h.items() if k not in TIMING_KEYS} for h in history]
     result = {"per_step_s": per_step, "peak_mb": clock.peak_mb, "total_s": total, "history": logged,
-              "before_load_mb": BEFORE_LOAD_MB, "footprint_mb": FOOTPRINT_MB}  # fmt: skip
+              "before_load_mb": BEFORE_LOAD_MB, "footprint_mb": FOOTPRINT_MB,
+              "training_peak_mb": clock.training_peak_mb}  # fmt: skip
     Path(args.out).write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -167,7 +170,24 @@ def _load(args: argparse.Namespace, load_ref: bool) -> Any:
     peft = {"type": "lora", "r": args.lora} if args.lora else None
     loaded = load_model(args.tiny, peft=peft, quantization=args.quantization, load_ref=load_ref)
     FOOTPRINT_MB = loaded[0].get_memory_footprint() / 2**20
+    import contextlib
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError):  # Linux: restart the RSS high-water mark (the training peak without loading's)
+        Path("/proc/self/clear_refs").write_text("5")
     return loaded
+
+
+def _high_water_mb() -> float:
+    """The process's RSS high-water mark since the last reset (VmHWM, Linux), else its max RSS."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], out: str, clock: Any) -> Any:

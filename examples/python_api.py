@@ -34,7 +34,7 @@ OnlineTrainer(
     config=cfg,
 ).train()
 
-# 4-bit QLoRA on a CUDA GPU (pip install 'textrl[quant]'):
+# 4-bit QLoRA (pip install 'textrl[quant]'; a CUDA GPU, or an x86-64 CPU):
 #   load_model("meta-llama/Llama-3.2-1B", peft={"type": "lora", "r": 16}, quantization="4bit")
 model, tok, ref = load_model("textrl:tiny", peft={"type": "lora", "r": 16})
 # a hub dataset instead: from textrl.data import from_hub; from_hub("trl-lib/ultrafeedback_binarized")

@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -138,12 +139,14 @@ def test_sigterm_then_resume_continues_a_zero3_run(tmp_path: Path, textrl_home: 
     """SIGTERM to the whole launch (as a scheduler's preemption sends it): every process stops at the same step
     and saves a checkpoint; the printed command resumes it, and the run ends where an uninterrupted one does."""
     (tmp_path / "slow_rewards.py").write_text(SLOW, encoding="utf-8")
-    first = launch_in_background(tmp_path, config("grpo", "zero3", "slow_rewards:lowercase_share"), textrl_home)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and "| 1/4" not in (tmp_path / "err.txt").read_text():
-        time.sleep(0.2)
-    os.killpg(first.pid, signal.SIGTERM)
-    first.wait(timeout=300)
+    with (tmp_path / "out.txt").open("w") as out, (tmp_path / "err.txt").open("w") as errors:
+        first = launch_in_background(tmp_path, config("grpo", "zero3", "slow_rewards:lowercase_share"), textrl_home,
+                                     out, errors)  # fmt: skip
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and "| 1/4" not in (tmp_path / "err.txt").read_text():
+            time.sleep(0.2)
+        os.killpg(first.pid, signal.SIGTERM)
+        first.wait(timeout=300)
     err = (tmp_path / "err.txt").read_text()
     assert first.returncode != 0, err[-3000:]
     assert err.count("textrl-train: stopped by SIGTERM at step ") == 1, err[-3000:]
@@ -164,7 +167,9 @@ def test_sigterm_then_resume_continues_a_zero3_run(tmp_path: Path, textrl_home: 
         ), (mine, theirs)
 
 
-def launch_in_background(folder: Path, text: str, textrl_home: Path) -> subprocess.Popen[bytes]:
+def launch_in_background(
+    folder: Path, text: str, textrl_home: Path, out: IO[str], err: IO[str]
+) -> subprocess.Popen[str]:
     """Like conftest.launch, without waiting: in its own session, so that one signal reaches the whole launch."""
     import shutil
 
@@ -178,5 +183,5 @@ def launch_in_background(folder: Path, text: str, textrl_home: Path) -> subproce
                             "--num-processes", "2"], cwd=folder, env=e, capture_output=True, text=True)  # fmt: skip
     assert wrote.returncode == 0, wrote.stderr
     return subprocess.Popen([str(BIN / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train",
-                             "--config", "run.yaml"], cwd=folder, env=e, stdout=(folder / "out.txt").open("w"),
-                            stderr=(folder / "err.txt").open("w"), start_new_session=True)  # fmt: skip
+                             "--config", "run.yaml"], cwd=folder, env=e, stdout=out, stderr=err, text=True,
+                            start_new_session=True)  # fmt: skip
