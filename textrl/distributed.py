@@ -213,6 +213,8 @@ def accelerate_config(
     }
     if num_machines > 1:
         base |= {"main_process_ip": main_process_ip, "main_process_port": main_process_port or 29500}
+    else:  # accelerate picks a free port: two runs on one machine (two experiments, two GPUs) do not collide on 29500
+        base["main_process_port"] = 0
     if section is not None and strategy == "deepspeed":
         stage = section.zero_stage or DEEPSPEED_DEFAULT_STAGE
         return base | {

@@ -17,7 +17,7 @@ from typing import IO
 
 import pytest
 
-from .conftest import BIN, Launch, env, launch
+from .conftest import BIN, LAUNCH, Launch, env, launch, prepare
 
 pytestmark = pytest.mark.slow
 if importlib.util.find_spec("deepspeed") is None:
@@ -171,17 +171,6 @@ def launch_in_background(
     folder: Path, text: str, textrl_home: Path, out: IO[str], err: IO[str]
 ) -> subprocess.Popen[str]:
     """Like conftest.launch, without waiting: in its own session, so that one signal reaches the whole launch."""
-    import shutil
-
-    from .conftest import ROOT
-
-    for name in ("quickstart_prompts.jsonl", "quickstart_rewards.py"):
-        shutil.copy(ROOT / "examples" / name, folder / name)
-    (folder / "run.yaml").write_text(text, encoding="utf-8")
-    e = env(textrl_home)
-    wrote = subprocess.run([str(BIN / "textrl-train"), "--config", "run.yaml", "--write-accelerate-config", "acc.yaml",
-                            "--num-processes", "2"], cwd=folder, env=e, capture_output=True, text=True)  # fmt: skip
-    assert wrote.returncode == 0, wrote.stderr
-    return subprocess.Popen([str(BIN / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train",
-                             "--config", "run.yaml"], cwd=folder, env=e, stdout=out, stderr=err, text=True,
+    e = prepare(folder, text, textrl_home)
+    return subprocess.Popen([str(BIN / LAUNCH[0]), *LAUNCH[1:]], cwd=folder, env=e, stdout=out, stderr=err, text=True,
                             start_new_session=True)  # fmt: skip

@@ -10,22 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, ROOT, env
+from .conftest import BIN, ROOT, TINY_GRPO, env
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """algo: grpo
-output_dir: out
-num_generations: 4
-per_device_train_batch_size: 4
-max_completion_length: 8
-max_steps: 2
-gradient_checkpointing: false
-model: {name: "textrl:tiny"}
-dataset: {path: quickstart_prompts.jsonl}
-reward: quickstart_rewards:lowercase_share
-distributed: {strategy: fsdp}
-"""
+CONFIG = TINY_GRPO + "distributed: {strategy: fsdp}\n"
 REFUSAL = (
     "distributed.strategy: got 'fsdp' on a machine without a GPU: accelerate shards with FSDP only on GPU-class "
     "devices (CUDA, XPU, NPU, HPU) and runs CPU processes as plain DDP, each holding the whole model. Fix: strategy "

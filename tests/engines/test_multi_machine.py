@@ -11,24 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import BIN, ROOT, env
+from .conftest import BIN, ROOT, TINY_GRPO, env
 
 pytestmark = pytest.mark.slow
-
-CONFIG = """algo: grpo
-output_dir: out
-num_generations: 4
-per_device_train_batch_size: 4
-max_completion_length: 8
-learning_rate: 1e-3
-max_steps: 2
-logging_steps: 1
-save_steps: 2
-gradient_checkpointing: false
-model: {name: "textrl:tiny"}
-dataset: {path: quickstart_prompts.jsonl}
-reward: quickstart_rewards:lowercase_share
-"""
 
 
 def _free_port() -> int:
@@ -40,7 +25,7 @@ def _free_port() -> int:
 def test_two_machines_form_one_run(tmp_path: Path, textrl_home: Path) -> None:
     for name in ("quickstart_prompts.jsonl", "quickstart_rewards.py"):
         (tmp_path / name).write_bytes((ROOT / "examples" / name).read_bytes())
-    (tmp_path / "run.yaml").write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "run.yaml").write_text(TINY_GRPO, encoding="utf-8")
     port = _free_port()
     e = env(textrl_home)
     wrote = subprocess.run([str(BIN / "textrl-train"), "--config", "run.yaml", "--write-accelerate-config", "acc.yaml",
@@ -80,7 +65,7 @@ def test_two_machines_form_one_run(tmp_path: Path, textrl_home: Path) -> None:
     ],
 )  # fmt: skip
 def test_machine_flags_are_checked(flags: list[str], message: str, tmp_path: Path, textrl_home: Path) -> None:
-    (tmp_path / "run.yaml").write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "run.yaml").write_text(TINY_GRPO, encoding="utf-8")
     done = subprocess.run([str(BIN / "textrl-train"), "--config", "run.yaml", *flags], cwd=tmp_path,
                           env=env(textrl_home), capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2 and message in done.stderr, done.stderr

@@ -74,6 +74,11 @@ def test_accelerate_config_per_strategy(tmp_path: Path) -> None:
     ddp = accelerate_config(cfg(), num_processes=8, mixed_precision="bf16")
     assert ddp["distributed_type"] == "MULTI_GPU" and ddp["num_processes"] == 8 and ddp["mixed_precision"] == "bf16"
     assert accelerate_config(cfg(), num_processes=1, mixed_precision="no")["distributed_type"] == "NO"
+    # one machine: accelerate picks a free port, so two runs on one machine do not collide on 29500
+    assert (ddp["num_machines"], ddp["main_process_port"]) == (1, 0) and "main_process_ip" not in ddp
+    two = accelerate_config(cfg(), num_processes=16, mixed_precision="bf16", num_machines=2, main_process_ip="10.0.0.1")
+    assert (two["num_machines"], two["num_processes"], two["machine_rank"]) == (2, 16, 0)
+    assert (two["main_process_ip"], two["main_process_port"]) == ("10.0.0.1", 29500)
     fsdp = accelerate_config(cfg(strategy="fsdp", offload="optimizer_and_parameters"), num_processes=4,
                              mixed_precision="bf16")  # fmt: skip
     assert fsdp["distributed_type"] == "FSDP"
