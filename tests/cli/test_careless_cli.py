@@ -36,10 +36,12 @@ def cli_env(textrl_home: Path) -> dict[str, str]:
     return {**os.environ, "TEXTRL_HOME": str(textrl_home), "OMP_NUM_THREADS": "1"}
 
 
-SLOW_REWARDS = """import pathlib, time
+SLOW_REWARDS = """import os, pathlib, time
 def slow(prompts, completions, **_):
     pathlib.Path("reward_started").touch()
     time.sleep(float(pathlib.Path("sleep").read_text()) if pathlib.Path("sleep").exists() else 0)
+    while os.environ.get("HOLD") and pathlib.Path("hold").exists():  # as long as the test needs, however loaded
+        time.sleep(0.05)
     return [1.0] * len(completions)
 def fast(prompts, completions, **_):
     return [float(len(c)) for c in completions]
@@ -64,8 +66,8 @@ def wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 120) -> N
 def test_a_second_run_into_the_same_folder_is_refused_naming_the_first(cli, cli_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Before: both exited 0 with their files mixed, or one died with a raw FileNotFoundError."""
     slow_config(tmp_path)
-    write(tmp_path / "sleep", "3")
-    first = start(cli_env, tmp_path, "--config", "slow.yaml")
+    write(tmp_path / "hold", "")
+    first = start({**cli_env, "HOLD": "1"}, tmp_path, "--config", "slow.yaml")  # the others' rewards do not wait
     try:
         wait_for(tmp_path / "reward_started", first)
         second = cli("textrl-train", "--config", "slow.yaml", "--overwrite")
@@ -74,6 +76,7 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_first(cli, cli_
                          rf"{first.pid} on .*Fix: wait for that run to finish", second.stderr), second.stderr  # fmt: skip
         dry = cli("textrl-train", "--config", "slow.yaml", "--dry-run", "--overwrite")
         assert dry.returncode == 2 and "is in use by another run" in dry.stderr  # the dry run says what the run would
+        (tmp_path / "hold").unlink()
         _, err = first.communicate(timeout=300)
     finally:
         if first.poll() is None:
@@ -82,7 +85,6 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_first(cli, cli_
     assert first.returncode == 0, err
     manifest = json.loads((tmp_path / "out/slow/textrl_manifest.json").read_text())
     assert manifest["textrl_config"]["output_dir"] == "out/slow" and not (tmp_path / "out/slow/.textrl-lock").exists()
-    write(tmp_path / "sleep", "0")
     again = cli("textrl-train", "--config", "slow.yaml", "--overwrite")  # the twin: once the first is done
     assert again.returncode == 0, again.stderr
 
@@ -215,7 +217,9 @@ def test_ctrl_c_twice_stops_at_once_even_inside_a_slow_reward(cli, cli_env, tmp_
 def test_ctrl_c_during_start_up_is_one_line(cli, cli_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run_yaml(tmp_path)
     proc = start(cli_env, tmp_path, "--config", "run.yaml")
-    time.sleep(1.5)  # importing torch and TRL, or loading the model
+    maps, end = Path(f"/proc/{proc.pid}/maps"), time.monotonic() + 120
+    while "libtorch" not in maps.read_text() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.05)  # start-up proper: torch is loading (however slow the machine), the run has not begun
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
