@@ -22,12 +22,12 @@ HEADING = "## Engines"
 def plan_mb(model_dir: str, quantization: str | None) -> tuple[float, float]:
     """(policy weights, weights + optimizer state) in MB as the dry run plans them for this run."""
     from textrl import TextRLConfig
-    from textrl.memory import GIB, count_parameters, plan
+    from textrl.memory import GIB, count_parameters, embedding_parameters, plan
 
     params, _ = count_parameters(model_dir, Path("."))
     model: dict[str, Any] = {"name": model_dir, "peft": {"type": "lora", "r": 16}, "quantization": quantization}
     cfg = TextRLConfig(algo="grpo", output_dir="unused", model=model, bf16=False)
-    p = plan(cfg, int(params or 0), None)
+    p = plan(cfg, int(params or 0), None, embedding_parameters(Path(model_dir)))
     return p.policy / GIB * 1024, p.total / GIB * 1024
 
 

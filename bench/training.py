@@ -174,6 +174,10 @@ def _load(args: argparse.Namespace, load_ref: bool) -> Any:
     import gc
 
     gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # glibc keeps freed heap (the float32 weights read before
+        import ctypes  # quantizing); give it back, so that RSS shows what the run holds
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     with contextlib.suppress(OSError):  # Linux: restart the RSS high-water mark (the training peak without loading's)
         Path("/proc/self/clear_refs").write_text("5")
     return loaded
