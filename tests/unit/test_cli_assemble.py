@@ -165,9 +165,10 @@ def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pyte
 
 @pytest.mark.skipif(importlib.util.find_spec("deepspeed") is not None, reason="deepspeed is installed here")
 def test_dry_run_names_a_missing_engine_and_shows_what_trl_gets(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """deepspeed is not installed on this machine: the dry run says so (with the extra); fsdp needs nothing more."""
+    """deepspeed is not installed in .venv: the dry run says so (with the extra). fsdp needs a GPU-class device: refused
+    here; with one (has_accelerator made True, as on a GPU machine) the dry run shows what TRL gets."""
     (tmp_path / "rewards_here.py").write_text(
         "def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n"
     )
@@ -183,6 +184,9 @@ def test_dry_run_names_a_missing_engine_and_shows_what_trl_gets(
     yaml_file(
         tmp_path, base.replace("OUT", str(tmp_path / "out")) + "distributed: {strategy: fsdp, offload: optimizer}\n"
     )
+    assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2
+    assert "distributed.strategy: got 'fsdp' on a machine without a GPU" in capsys.readouterr().err
+    monkeypatch.setattr("textrl.hardware.has_accelerator", lambda: True)
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "distributed: TRL gets fsdp=true" in out
