@@ -30,7 +30,7 @@ from textrl.cli import train_main
 # TextRL's warnings (an unknown TRL field in extra, rows TRL will cut) go to stderr in the command, as they should
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-FUZZ = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+FUZZ = settings(max_examples=150, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])  # fmt: skip
 

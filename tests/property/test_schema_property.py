@@ -44,7 +44,7 @@ ALGOS = pytest.mark.parametrize("name", [a.name for a in spec.ALGORITHMS])
 # generation filters draws to meet the schema's oneOf/anyOf: slow or much-filtered runs are not failures here
 SLOW_OR_FILTERED = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 PROPERTY = settings(
-    max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=SLOW_OR_FILTERED
+    max_examples=12, derandomize=True, database=None, deadline=None, suppress_health_check=SLOW_OR_FILTERED
 )
 
 # Where the schema and TextRLConfig (or TRL's config, at build time) disagree today. Each is pinned by
@@ -223,7 +223,7 @@ def test_mutated_config_is_rejected_by_schema_and_textrl(name: str, data: st.Dat
 
 
 @pytest.mark.parametrize("trl_config", sorted({a.trl_config for a in spec.ALGORITHMS}))
-@settings(PROPERTY, max_examples=20)
+@settings(PROPERTY, max_examples=10)
 @given(data=st.data())
 def test_mirrored_option_values(trl_config: str, data: st.DataObject) -> None:
     """One option mirrored from TRL, with a value its schema allows: TextRLConfig accepts it, and building TRL's
