@@ -86,10 +86,14 @@ def test_extra_cannot_override_what_the_algorithm_fixes(out: str) -> None:
 
 def test_fsdp_becomes_transformers_fsdp_arguments(out: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """TRL's config object gets fsdp=True and the fsdp_config TextRL wrote (activation checkpointing moved into
-    FSDP). transformers sets FSDP_CPU_RAM_EFFICIENT_LOADING while building it: restored after the test."""
+    FSDP). transformers sets FSDP_CPU_RAM_EFFICIENT_LOADING while building it: restored after the test. Without a GPU
+    the build is refused; the refusal is set aside to see what a GPU machine's TRL config holds."""
     monkeypatch.setenv("FSDP_CPU_RAM_EFFICIENT_LOADING", "false")
     assert build_trl_config(TextRLConfig(algo="dpo", output_dir=out, distributed={"strategy": "ddp"})).deepspeed is None
     cfg = TextRLConfig(algo="grpo", output_dir=out, distributed={"strategy": "fsdp", "offload": "optimizer"})
+    with pytest.raises(ConfigError, match=r"distributed\.strategy: got 'fsdp' on a machine without a GPU"):
+        build_trl_config(cfg)  # this machine: accelerate would run DDP (tests/engines/test_fsdp.py)
+    monkeypatch.setattr("textrl.trl_build.fsdp_refusal", lambda *a, **k: None)  # what a GPU machine's build gets
     trl = build_trl_config(cfg)
     assert trl.fsdp is True and trl.activation_checkpointing is False
     assert {k: trl.fsdp_config[k] for k in ("version", "cpu_offload", "activation_checkpointing", "auto_wrap_policy")} == {

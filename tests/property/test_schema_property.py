@@ -94,13 +94,15 @@ def rule_problems(algo: spec.Algorithm, instance: dict[str, Any]) -> list[Proble
 
 def build_refusal(instance: dict[str, Any]) -> str | None:
     """The field build_trl_config refuses by design on this machine, in the order it checks them: an engine
-    that is not installed (DeepSpeed, vLLM), then bf16 without a bf16 GPU."""
+    that is not installed (DeepSpeed, vLLM), then bf16 without a bf16 GPU, then FSDP without a GPU."""
     if (instance.get("distributed") or {}).get("strategy") == "deepspeed" and not importlib.util.find_spec("deepspeed"):
         return "distributed.strategy"
     if instance.get("use_vllm") is True and not importlib.util.find_spec("vllm"):
         return "use_vllm"
     if instance.get("bf16") is True and not bf16_supported() and has_accelerator():  # a CPU runs bf16 autocast
         return "bf16"
+    if (instance.get("distributed") or {}).get("strategy") == "fsdp" and not has_accelerator():
+        return "distributed.strategy"  # accelerate would run DDP on CPUs (textrl.distributed.fsdp_refusal)
     return None
 
 

@@ -124,14 +124,14 @@ def resume_command(argv: list[str] | None = None, launcher: list[str] | None = N
     (`accelerate launch ... -m textrl.cli train ...`, torchrun) the same launch, read from the launcher's command line.
     `argv` and `launcher` default to this process's and its parent's (Linux /proc; elsewhere the worker's form)."""
     argv = sys.argv if argv is None else argv
-    own = list(argv[1:])
-    if not Path(argv[0]).name.startswith("textrl-train") and own[:1] == ["train"]:
-        own = own[1:]  # python -m textrl.cli train ...
-    if not Path(argv[0]).name.startswith("textrl-train"):
+    program = Path(argv[0])
+    if program.name.startswith("textrl-train"):
+        prefix, own = ["textrl-train"], list(argv[1:])
+    elif program.parts[-3:] == ("textrl", "cli", "__main__.py") and argv[1:2] == ["train"]:  # -m textrl.cli train
         launcher = _launcher() if launcher is None else launcher
-        prefix = launcher or ["python", "-m", "textrl.cli", "train"]
-    else:
-        prefix = ["textrl-train"]
+        prefix, own = launcher or ["python", "-m", "textrl.cli", "train"], list(argv[2:])
+    else:  # a script of the user's that calls train_main(...): its own arguments are not known to be the run's
+        prefix, own = ["textrl-train"], []
     again = [*prefix, *(a for a in own if a != "--overwrite")]
     return again + ([] if {"--resume", "--resume-changed"} & set(again) else ["--resume"])
 
