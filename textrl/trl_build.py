@@ -114,10 +114,11 @@ def finish(
     kwargs = for_release({**values, **fixed, **trl_arguments(cfg), **extra}, trl_fields, set_by_user)
     if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
-    refusal = fsdp_refusal(cfg, accelerator=has_accelerator())
+    accelerator = has_accelerator()
+    refusal = fsdp_refusal(cfg, accelerator=accelerator)
     if refusal is not None:
         raise ConfigError([refusal], algo=cfg.algo)
-    if "use_cpu" not in kwargs and not has_accelerator():
+    if "use_cpu" not in kwargs and not accelerator:
         # Without this, transformers runs each process of `accelerate launch --num_processes N` alone on a CPU
         # machine; with it, the processes join one gloo process group (and a single process is unaffected).
         kwargs["use_cpu"] = True
