@@ -28,6 +28,7 @@ import evaluation
 import scaling
 import startup
 import sweep
+import vllm_rollout
 from common import ROOT, Row, byte_compile, machine, run_training, table
 
 HERE = Path(__file__).resolve().parent
@@ -159,19 +160,31 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="Only the real-model section, rewritten in --output.")
     parser.add_argument("--sweep", action="store_true", help="Only the reference-cache sweep, rewritten in --output.")
     parser.add_argument("--engines", action="store_true", help="Only the engines section, rewritten in --output.")
+    parser.add_argument(
+        "--vllm",
+        action="store_true",
+        help="Only the vLLM section, rewritten in --output (run with scripts/vllm_cpu.sh's python).",
+    )
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
     reps, steps, runs = (1, 8, 2) if args.quick else (9, 20, 5)
     where = machine()
     byte_compile()
     sys.path.insert(0, str(ROOT))
-    if args.real or args.sweep or args.engines:
+    if args.real or args.sweep or args.engines or args.vllm:
         old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
         if args.engines:
             from textrl.models import builtin_model
 
             heading, section = engines.HEADING, engines.section(builtin_model("textrl:smollm2"), 1 if args.quick else 2,
                                                                 where)  # fmt: skip
+        elif args.vllm:
+            from textrl.models import builtin_model
+
+            heading, section = (
+                vllm_rollout.HEADING,
+                vllm_rollout.section(builtin_model("textrl:smollm2"), 1 if args.quick else 2, where),
+            )
         elif args.sweep:
             heading, section = SWEEP, sweep_section(where)
         else:
@@ -198,7 +211,9 @@ def main() -> None:
     real = real_model(1 if args.quick else 2, where)
     scaling.plot(series, HERE / "scaling.png", where)
     old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
-    kept = "".join("\n" + part for part in (own_section(old, h) for h in (SWEEP, engines.HEADING)) if part)
+    kept = "".join(
+        "\n" + part for part in (own_section(old, h) for h in (SWEEP, engines.HEADING, vllm_rollout.HEADING)) if part
+    )
     text = report(rows, series, where, quick=args.quick) + "\n" + real + kept
     args.output.write_text(text, encoding="utf-8")
     print(args.output.read_text(encoding="utf-8"))

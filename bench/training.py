@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (both sides alike).")
     parser.add_argument("--lora", type=int, default=0, help="TextRL: a LoRA adapter of this rank (all linear layers).")
     parser.add_argument("--quantization", choices=["4bit", "8bit"], help="TextRL: bitsandbytes base weights (QLoRA).")
+    parser.add_argument("--vllm", action="store_true", help="TextRL, GRPO: vLLM generates (colocate mode).")
     args = parser.parse_args()
 
     import torch
@@ -144,7 +145,7 @@ def main() -> None:
     logged = [{k: v for k, v in h.items() if k not in TIMING_KEYS} for h in history]
     result = {"per_step_s": per_step, "peak_mb": clock.peak_mb, "total_s": total, "history": logged,
               "before_load_mb": BEFORE_LOAD_MB, "footprint_mb": FOOTPRINT_MB,
-              "training_peak_mb": clock.training_peak_mb}  # fmt: skip
+              "training_peak_mb": clock.training_peak_mb, "generation_s": GENERATION_S}  # fmt: skip
     Path(args.out).write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -156,6 +157,8 @@ def pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 BEFORE_LOAD_MB = 0.0
 """The process's max RSS once torch, transformers and TRL are imported, before the model loads (TextRL mode)."""
+GENERATION_S: list[float] = []
+"""Seconds in each generation round (TextRL mode, GRPO)."""
 FOOTPRINT_MB = 0.0
 """The loaded policy's parameters and buffers (transformers' get_memory_footprint), TextRL mode."""
 
@@ -203,6 +206,8 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
         options = options | (
             {"reference_cache": "on", "reference_cache_dir": cache} if cache else {"reference_cache": "off"}
         )
+    if args.vllm:
+        options = options | {"use_vllm": True, "vllm_mode": "colocate", "vllm_max_model_length": 512}
     cfg = TextRLConfig(algo=args.algo, output_dir=out, gradient_checkpointing=False, report_to=["none"], **options)
     if args.algo == "grpo":  # each side imports what a script of that algorithm would
         from textrl import OnlineTrainer, reward_fn
@@ -218,6 +223,17 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
         model, tok, ref = _load(args, load_ref=not args.reference_cache)  # the cache needs no reference copy
         trainer = PreferenceTrainer(model=model, ref_model=ref, tokenizer=tok, train_dataset=from_list(pairs(args)),
                                     config=cfg, callbacks=[clock])  # fmt: skip
+    generate = getattr(trainer.trl_trainer, "_generate_single_turn", None)
+    if generate is not None:  # GRPO (TRL >= 1.0): the time spent generating, vLLM or transformers
+
+        def timed(*a: Any, **k: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return generate(*a, **k)
+            finally:
+                GENERATION_S.append(time.perf_counter() - start)
+
+        trainer.trl_trainer._generate_single_turn = timed
     trainer.train()
     return trainer.log_history
 

