@@ -9,7 +9,7 @@ import pytest
 from textrl import TextRLConfig
 from textrl.env import TESTED_TRL, trl_range_problem
 from textrl.errors import ConfigError
-from textrl.releases import default_notes, for_release, release_problems
+from textrl.releases import default_notes, for_release, for_transformers, release_problems
 from textrl.spec import ALGORITHMS
 from textrl.spec import trl_releases as releases
 
@@ -126,3 +126,15 @@ def test_the_window() -> None:
     low, high = TESTED_TRL
     assert ".".join(map(str, low)) == releases.RELEASES[0] and releases.release_of(releases.CI_PINS[releases.NEWEST])
     assert high == (int(releases.NEWEST.split(".")[0]), int(releases.NEWEST.split(".")[1]) + 1)
+
+
+def test_a_transformers_before_5_20_gets_its_own_name_for_activation_checkpointing() -> None:
+    """vLLM's CPU build pins transformers < 5.20, whose TrainingArguments (so every TRL config) has only
+    gradient_checkpointing; tests/vllm trains with one."""
+    sent = {"activation_checkpointing": False, "activation_checkpointing_kwargs": {"use_reentrant": False}, "beta": 0.1}
+    older = {"gradient_checkpointing", "gradient_checkpointing_kwargs", "beta"}
+    assert for_transformers(sent, older) == {"gradient_checkpointing": False,
+                                             "gradient_checkpointing_kwargs": {"use_reentrant": False}, "beta": 0.1}  # fmt: skip
+    newer = older | {"activation_checkpointing", "activation_checkpointing_kwargs"}
+    assert for_transformers(sent, newer) == sent
+    assert for_transformers({"activation_checkpointing": True}, {"beta"}) == {"activation_checkpointing": True}
