@@ -1,14 +1,20 @@
 """The engines section of results.md: QLoRA and 8-bit LoRA against full-precision LoRA on SmolLM2-135M-Instruct,
-and the dry run's memory plan against what the runs measured.
+the dry run's memory plan against what the runs measured, and DeepSpeed ZeRO-3 against DDP on 2 processes.
 
 Each run is bench/training.py in a fresh process (TextRL, GRPO, 6 steps of which the first 2 are left out of the
 step time, one torch thread), alternating the modes. bitsandbytes runs its 4-bit and 8-bit layers on this CPU
-(TRL-NOTES.md, "Engines on CPU"); on a GPU the same rows come from `bench/run.py --engines` there.
+(TRL-NOTES.md, "Engines on CPU"); on a GPU the same rows come from `bench/run.py --engines` there. The ZeRO-3 row
+launches textrl-train as README says (`--write-accelerate-config`, `accelerate launch`), DDP and ZeRO-3 alternating.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +76,77 @@ def rows(model_dir: str, reps: int) -> tuple[list[Row], list[str]]:
     return out, lines
 
 
+ZERO_RUN = """algo: dpo
+output_dir: out
+per_device_train_batch_size: 2
+max_length: 64
+learning_rate: 1e-6
+max_steps: 3
+logging_steps: 1
+save_strategy: "no"
+reference_cache: "off"
+gradient_checkpointing: false
+model: {name: "MODEL"}
+dataset: {path: pairs.jsonl}
+"""
+"""Full fine-tuning (every weight, AdamW state for each) of DPO with a reference model in memory: what ZeRO-3 shards."""
+ZERO_STAGES = {"DDP": "", "DeepSpeed ZeRO-3": "distributed: {strategy: deepspeed, zero_stage: 3}\n"}
+PEAK = "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); " \
+       "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(done.returncode)"  # fmt: skip
+"""Runs a command and prints the largest max RSS (KB) of the processes under it: the peak of the biggest process."""
+
+
+def zero_run(model_dir: str, strategy: str) -> tuple[float, str]:
+    """(peak max RSS of one process in MB, the engine the run said) for 2 processes of ZERO_RUN under `strategy`."""
+    from training import long_pairs
+
+    bin_dir = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in long_pairs(32)), encoding="utf-8")
+        (folder / "run.yaml").write_text(ZERO_RUN.replace("MODEL", model_dir) + ZERO_STAGES[strategy], encoding="utf-8")
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        subprocess.run([str(bin_dir / "textrl-train"), "--config", "run.yaml", "--write-accelerate-config", "acc.yaml",
+                        "--num-processes", "2"], cwd=folder, env=env, check=True, capture_output=True)  # fmt: skip
+        launch = [str(bin_dir / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train",
+                  "--config", "run.yaml"]  # fmt: skip
+        done = subprocess.run([sys.executable, "-c", PEAK, *launch], cwd=folder, env=env, capture_output=True,
+                              text=True)  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"{strategy} launch failed:\n{done.stderr[-3000:]}")
+        said = next(line for line in done.stderr.splitlines() if line.startswith("textrl: training with"))
+        return int(done.stdout.split()[-1]) / 1024, said.removeprefix("textrl: training with ")
+
+
+def zero_rows(model_dir: str, reps: int) -> list[Row]:
+    """ZeRO-3 against DDP: the biggest process's peak, 2 processes, SmolLM2 full fine-tuning (DeepSpeed needed)."""
+    import importlib.util
+
+    if importlib.util.find_spec("deepspeed") is None:
+        raise SystemExit("DeepSpeed is not installed: PYTHONPATH=$(bash scripts/engines.sh) .venv/bin/python ...")
+    peaks: dict[str, list[float]] = {s: [] for s in ZERO_STAGES}
+    for rep in range(reps):
+        for strategy in ZERO_STAGES if rep % 2 == 0 else reversed(ZERO_STAGES):
+            peak, said = zero_run(model_dir, strategy)
+            assert said.startswith(f"{strategy}, 2 processes"), said
+            peaks[strategy].append(peak)
+    zero3, ddp = (statistics.median(peaks[s]) for s in ("DeepSpeed ZeRO-3", "DDP"))
+    return [Row("engines: DeepSpeed ZeRO-3 vs DDP, peak memory of one process (max RSS; SmolLM2-135M, DPO full "
+                "fine-tuning, 2 CPU processes)", zero3, ddp, "MB",
+                f"median of {reps} runs each; each process holds the policy, the reference and AdamW state (DDP) or "
+                "half of each (ZeRO-3), plus torch, activations and logits")]  # fmt: skip
+
+
 def section(model_dir: str, reps: int, where: str) -> str:
     from common import table
 
     found, lines = rows(model_dir, reps)
+    found += zero_rows(model_dir, reps)
     return "\n".join([
         HEADING,
         "",
         __doc__.split("\n\n", 1)[1].strip().replace("\n", " "),
-        "`.venv/bin/python bench/run.py --engines` rewrites this section alone.",
+        "`PYTHONPATH=$(bash scripts/engines.sh) .venv/bin/python bench/run.py --engines` rewrites this section alone.",
         "",
         table(found, where),
         "",

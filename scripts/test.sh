@@ -17,7 +17,9 @@ echo "== mypy"
 "$PY" scripts/typecheck.py
 echo "== pytest"
 START=$SECONDS
-if [ $# -eq 0 ]; then "$PY" -m pytest --ignore=tests/engines --ignore=tests/vllm; else "$PY" -m pytest "$@"; fi
+# two workers (pytest-xdist), each test file whole on one of them (module fixtures are built once): the tests run
+# torch on one thread each, so 2 cores take two at a time
+if [ $# -eq 0 ]; then "$PY" -m pytest -n 2 --dist loadfile --ignore=tests/engines --ignore=tests/vllm; else "$PY" -m pytest "$@"; fi
 echo "== pytest on TRL $("$PY" -c "from importlib.metadata import version; print(version('trl'))"): $((SECONDS - START)) s"
 [ $# -eq 0 ] || exit 0
 echo "== engines leg"
@@ -32,7 +34,7 @@ echo "== vLLM leg: $((SECONDS - START)) s"
 for VERSION in $("$PY" -c "from textrl.spec.trl_releases import CI_PINS, NEWEST; print(*[v for r, v in CI_PINS.items() if r != NEWEST])"); do
     echo "== TRL $VERSION leg"
     START=$SECONDS
-    PYTHONPATH=$(bash scripts/trl_release.sh "$VERSION") "$PY" -m pytest -p no:cacheprovider -rs \
+    PYTHONPATH=$(bash scripts/trl_release.sh "$VERSION") "$PY" -m pytest -p no:cacheprovider -rs -n 2 --dist loadfile \
         tests/drift tests/cli/test_trl_releases_cli.py tests/integration/test_reference_cache.py
     echo "== TRL $VERSION leg: $((SECONDS - START)) s"
 done

@@ -21,3 +21,26 @@ os.environ["TEXTRL_REFERENCE_CACHE"] = tempfile.mkdtemp(prefix="textrl-reference
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+HEAVIEST_FIRST = (
+    "tests/real/test_smollm2.py",
+    "tests/cli/test_interrupt_stress.py",
+    "tests/cli/test_careless_cli.py",
+    "tests/cli/test_train_cli.py",
+    "tests/cli/test_interrupt_cli.py",
+    "tests/real/test_quantized_real.py",
+    "tests/cli/test_resume_checks.py",
+    "tests/cli/test_reference_cache_cli.py",
+    "tests/property/test_schema_property.py",
+    "tests/smoke/test_readme_spec.py",
+)
+"""The test files that take longest (pytest --durations, 2026-12-07), started first when the suite runs on several
+workers (scripts/test.sh: pytest-xdist, a file per worker at a time), so that no long file starts last."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the files in their own order
+    rank = {name: i for i, name in enumerate(HEAVIEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(item.path).relative_to(ROOT).as_posix(), len(rank)))

@@ -139,7 +139,12 @@ def stress_cases(seed: int) -> list[Case]:
     return cases
 
 
-CASES = stress_cases(SEED)
+EACH_MOMENT = (0, 2, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 18)
+"""Of the 20 cases, one per moment (two mid-step: one of them interrupted again after its resume; both saves: at 6
+the kept-checkpoint rotation runs), a random moment and the run stopped twice: what `bash scripts/test.sh` runs.
+The other 7 repeat a moment at another random offset; TEXTRL_STRESS_FULL=1 runs all 20."""
+FULL = os.environ.get("TEXTRL_STRESS_FULL") == "1"
+CASES = stress_cases(SEED) if FULL else [stress_cases(SEED)[i] for i in EACH_MOMENT]
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """SIGTERM at any moment of a textrl-train run (issue 17, item 4): every run, resumed with --resume, ends at exactly
 max_steps with the metrics and the weights of an uninterrupted run, and no checkpoint is ever past max_steps.
 
-20 runs of `textrl-train` on textrl:tiny (max_steps 8, evaluation at steps 4 and 8, saves at 3, 6 and 8, two
+13 runs (one per moment; TEXTRL_STRESS_FULL=1: 20, repeating moments at other offsets) of `textrl-train` on textrl:tiny (max_steps 8, evaluation at steps 4 and 8, saves at 3, 6 and 8, two
 checkpoints kept) are each sent SIGTERM at a moment chosen with a seeded generator (TEXTRL_STRESS_SEED overrides the
 seed; the seed and every moment are printed): during start-up (before the handler is installed), as the first step
 begins, mid-step, during an evaluation, during a save, at the last step, during the last evaluation and the last
@@ -51,7 +51,7 @@ pytestmark = pytest.mark.slow
 def stress(textrl_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """Every run, two at a time: the reference, the interrupted and resumed runs, the finished run resumed."""
     root, runs = tmp_path_factory.mktemp("stress"), Runs(textrl_home)
-    print(f"\ninterrupt stress test: seed {SEED} (TEXTRL_STRESS_SEED), {len(CASES)} runs")
+    print(f"\ninterrupt stress test: seed {SEED} (TEXTRL_STRESS_SEED), {len(CASES)} runs (TEXTRL_STRESS_FULL=1: 20)")
 
     def reference(outcome: Outcome) -> None:
         outcome.attempts.append(runs.run(runs.prepare(root / "reference"), []))
