@@ -3,9 +3,9 @@ build) against transformers' generate (TRL's default), the same settings otherwi
 
 Each run is bench/training.py in a fresh process of the vLLM environment (scripts/vllm_cpu.sh, whose python runs this:
 `$(bash scripts/vllm_cpu.sh) bench/run.py --vllm`), alternating the modes; GRPO with 4 generations of up to 32 tokens
-for each of 2 prompts per step, run with OMP_NUM_THREADS=1 (one thread for training and for vLLM alike). Generation time is the time TRL spends in its
-generation round (vLLM's includes sending it the new weights); vLLM's start-up (loading the model into its engine
-and compiling, cached in ~/.cache/vllm after the first run) is reported apart.
+for each of 2 prompts per step, run with OMP_NUM_THREADS=1 (one thread for training and for vLLM alike). Generation
+time is the time TRL spends in its generation round (vLLM's includes sending it the new weights); vLLM's start-up
+(loading the model into its engine and compiling, cached in ~/.cache/vllm after the first run) is reported apart.
 """
 
 from __future__ import annotations
