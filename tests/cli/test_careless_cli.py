@@ -215,11 +215,15 @@ def test_ctrl_c_twice_stops_at_once_even_inside_a_slow_reward(cli, cli_env, tmp_
 
 
 def test_ctrl_c_during_start_up_is_one_line(cli, cli_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    run_yaml(tmp_path)
+    # start-up holds while the reward module imports, until the Ctrl-C: however loaded the machine, the signal
+    # arrives during start-up (a signal sent at a time could arrive once training had begun)
+    write(tmp_path / "held_rewards.py", 'import pathlib, time\npathlib.Path("importing").touch()\ntime.sleep(300)\n')
+    run_yaml(tmp_path, GRPO.replace("quickstart_rewards:lowercase_share", "held_rewards:lowercase_share"))
     proc = start(cli_env, tmp_path, "--config", "run.yaml")
-    maps, end = Path(f"/proc/{proc.pid}/maps"), time.monotonic() + 120
-    while "libtorch" not in maps.read_text() and proc.poll() is None and time.monotonic() < end:
-        time.sleep(0.05)  # start-up proper: torch is loading (however slow the machine), the run has not begun
+    end = time.monotonic() + 120
+    while not (tmp_path / "importing").exists() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.05)
+    assert (tmp_path / "importing").exists(), proc.communicate(timeout=60)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
