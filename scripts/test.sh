@@ -19,12 +19,12 @@ echo "== pytest"
 START=$SECONDS
 # two workers (pytest-xdist), each test file whole on one of them (module fixtures are built once): the tests run
 # torch on one thread each, so 2 cores take two at a time
-if [ $# -eq 0 ]; then "$PY" -m pytest -n 2 --dist loadfile --ignore=tests/engines --ignore=tests/vllm; else "$PY" -m pytest "$@"; fi
+if [ $# -eq 0 ]; then "$PY" -m pytest -n 2 --dist loadfile --durations=15 --ignore=tests/engines --ignore=tests/vllm; else "$PY" -m pytest "$@"; fi
 echo "== pytest on TRL $("$PY" -c "from importlib.metadata import version; print(version('trl'))"): $((SECONDS - START)) s"
 [ $# -eq 0 ] || exit 0
 echo "== engines leg"
 START=$SECONDS
-PYTHONPATH=$(bash scripts/engines.sh) "$PY" -m pytest -p no:cacheprovider -rs tests/engines
+PYTHONPATH=$(bash scripts/engines.sh) "$PY" -m pytest -p no:cacheprovider -rs --durations=5 tests/engines
 echo "== engines leg: $((SECONDS - START)) s"
 echo "== vLLM leg"
 START=$SECONDS

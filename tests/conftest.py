@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -16,6 +18,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # DPO and KTO runs fill the reference cache by default: the suite's own folder (its subprocesses inherit it), not
 # the user's ~/.cache, and empty at the start of every session
 os.environ["TEXTRL_REFERENCE_CACHE"] = tempfile.mkdtemp(prefix="textrl-reference-cache-")
+atexit.register(shutil.rmtree, os.environ["TEXTRL_REFERENCE_CACHE"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
