@@ -3,8 +3,8 @@ the dry run's memory plan against what the runs measured, and DeepSpeed ZeRO-3 a
 
 Each run is bench/training.py in a fresh process (TextRL, GRPO, 6 steps of which the first 2 are left out of the
 step time, one torch thread), alternating the modes. bitsandbytes runs its 4-bit and 8-bit layers on this CPU
-(TRL-NOTES.md, "Engines on CPU"); on a GPU the same rows come from `bench/run.py --engines` there. The ZeRO-3 row
-launches textrl-train as README says (`--write-accelerate-config`, `accelerate launch`), DDP and ZeRO-3 alternating.
+(TRL-NOTES.md, "Engines on CPU"); on a GPU the same rows come from `bench/run.py --engines` there. The ZeRO-3 rows
+use the accelerate config textrl-train writes (`--write-accelerate-config`), DDP and ZeRO-3 alternating.
 """
 
 from __future__ import annotations
@@ -91,13 +91,11 @@ dataset: {path: pairs.jsonl}
 """
 """Full fine-tuning (every weight, AdamW state for each) of DPO with a reference model in memory: what ZeRO-3 shards."""
 ZERO_STAGES = {"DDP": "", "DeepSpeed ZeRO-3": "distributed: {strategy: deepspeed, zero_stage: 3}\n"}
-PEAK = "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); " \
-       "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(done.returncode)"  # fmt: skip
-"""Runs a command and prints the largest max RSS (KB) of the processes under it: the peak of the biggest process."""
 
 
-def zero_run(model_dir: str, strategy: str) -> tuple[float, str]:
-    """(peak max RSS of one process in MB, the engine the run said) for 2 processes of ZERO_RUN under `strategy`."""
+def zero_run(model_dir: str, strategy: str) -> list[dict[str, Any]]:
+    """What bench/zero_probe.py recorded in each of the 2 processes of ZERO_RUN under `strategy`, launched with the
+    accelerate config textrl-train writes for it."""
     from training import long_pairs
 
     bin_dir = Path(sys.executable).parent
@@ -108,40 +106,62 @@ def zero_run(model_dir: str, strategy: str) -> tuple[float, str]:
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         subprocess.run([str(bin_dir / "textrl-train"), "--config", "run.yaml", "--write-accelerate-config", "acc.yaml",
                         "--num-processes", "2"], cwd=folder, env=env, check=True, capture_output=True)  # fmt: skip
-        launch = [str(bin_dir / "accelerate"), "launch", "--config_file", "acc.yaml", "-m", "textrl.cli", "train",
-                  "--config", "run.yaml"]  # fmt: skip
-        done = subprocess.run([sys.executable, "-c", PEAK, *launch], cwd=folder, env=env, capture_output=True,
-                              text=True)  # fmt: skip
+        probe = Path(__file__).resolve().parent / "zero_probe.py"
+        done = subprocess.run([str(bin_dir / "accelerate"), "launch", "--config_file", "acc.yaml", str(probe),
+                               "run.yaml", "probe"], cwd=folder, env=env, capture_output=True, text=True)  # fmt: skip
         if done.returncode != 0:
             raise SystemExit(f"{strategy} launch failed:\n{done.stderr[-3000:]}")
-        said = next(line for line in done.stderr.splitlines() if line.startswith("textrl: training with"))
-        return int(done.stdout.split()[-1]) / 1024, said.removeprefix("textrl: training with ")
+        return [json.loads((folder / "probe" / f"rank{r}.json").read_text(encoding="utf-8")) for r in range(2)]
 
 
-def zero_rows(model_dir: str, reps: int) -> list[Row]:
-    """ZeRO-3 against DDP: the biggest process's peak, 2 processes, SmolLM2 full fine-tuning (DeepSpeed needed)."""
+ZERO_KEYS = {
+    "parameters (policy and reference) held by one process": ("policy_bytes", "reference_bytes"),
+    "optimizer state held by one process (AdamW's moments)": ("optimizer_bytes",),
+}
+
+
+def zero_rows(model_dir: str, reps: int) -> tuple[list[Row], list[str]]:
+    """ZeRO-3 against DDP on 2 processes, SmolLM2 DPO full fine-tuning (DeepSpeed needed): the bytes each process
+    holds, and its resident memory by phase."""
     import importlib.util
 
     if importlib.util.find_spec("deepspeed") is None:
         raise SystemExit("DeepSpeed is not installed: PYTHONPATH=$(bash scripts/engines.sh) .venv/bin/python ...")
-    peaks: dict[str, list[float]] = {s: [] for s in ZERO_STAGES}
+    runs: dict[str, list[list[dict[str, Any]]]] = {s: [] for s in ZERO_STAGES}
     for rep in range(reps):
         for strategy in ZERO_STAGES if rep % 2 == 0 else reversed(ZERO_STAGES):
-            peak, said = zero_run(model_dir, strategy)
-            assert said.startswith(f"{strategy}, 2 processes"), said
-            peaks[strategy].append(peak)
-    zero3, ddp = (statistics.median(peaks[s]) for s in ("DeepSpeed ZeRO-3", "DDP"))
-    return [Row("engines: DeepSpeed ZeRO-3 vs DDP, peak memory of one process (max RSS; SmolLM2-135M, DPO full "
-                "fine-tuning, 2 CPU processes)", zero3, ddp, "MB",
-                f"median of {reps} runs each; each process holds the policy, the reference and AdamW state (DDP) or "
-                "half of each (ZeRO-3), plus torch, activations and logits")]  # fmt: skip
+            runs[strategy].append(zero_run(model_dir, strategy))
+
+    def med(strategy: str, pick: Any) -> float:
+        """The median over runs of the larger of the 2 processes' values."""
+        return statistics.median(max(pick(process) for process in run) for run in runs[strategy])
+
+    note = f"median of {reps} runs each, the larger process; DPO full fine-tuning, 2 CPU processes"
+    out = [
+        Row(f"engines: DeepSpeed ZeRO-3 vs DDP, {what} (SmolLM2-135M)",
+            med("DeepSpeed ZeRO-3", lambda p, k=keys: sum(p["steps"][-1][key] for key in k)) / 2**20,
+            med("DDP", lambda p, k=keys: sum(p["steps"][-1][key] for key in k)) / 2**20, "MB", note)
+        for what, keys in ZERO_KEYS.items()
+    ]  # fmt: skip
+    out.append(Row("engines: DeepSpeed ZeRO-3 vs DDP, peak memory of one process (max RSS; SmolLM2-135M)",
+                   med("DeepSpeed ZeRO-3", lambda p: p["peak_mb"]), med("DDP", lambda p: p["peak_mb"]), "MB",
+                   note + "; torch, DeepSpeed, activations and logits beside the rows above"))  # fmt: skip
+    phases = {"before the model loads": "before_load_mb", "after it loads": "after_load_mb",
+              "when training begins": "train_begin_mb"}  # fmt: skip
+    lines = []
+    for strategy in ZERO_STAGES:
+        said = ", ".join(f"{phase} {med(strategy, lambda p, k=key: p[k]):.0f} MB" for phase, key in phases.items())
+        last = med(strategy, lambda p: p["steps"][-1]["rss_mb"])
+        lines.append(f"- {strategy}: resident memory of one process {said}, after the last step {last:.0f} MB; "
+                     f"peak {med(strategy, lambda p: p['peak_mb']):.0f} MB")  # fmt: skip
+    return out, lines
 
 
 def section(model_dir: str, reps: int, where: str) -> str:
     from common import table
 
     found, lines = rows(model_dir, reps)
-    found += zero_rows(model_dir, reps)
+    zero, phases = zero_rows(model_dir, reps)
     return "\n".join([
         HEADING,
         "",
@@ -153,5 +173,16 @@ def section(model_dir: str, reps: int, where: str) -> str:
         "The dry run's memory plan (`textrl-train --dry-run`) against the same runs:",
         "",
         *lines,
+        "",
+        "DeepSpeed ZeRO-3 against DDP: bench/zero_probe.py, launched with the accelerate config that "
+        "`textrl-train --write-accelerate-config --num-processes 2` writes, builds the run as textrl-train does and "
+        "records what each process holds at each step's end.",
+        "",
+        table(zero, where),
+        "",
+        *phases,
+        "- FSDP2 has no row: on a machine without a GPU accelerate 1.16 runs an FSDP configuration as plain DDP, so "
+        "TextRL refuses `strategy: fsdp` there before launch (README, engines). Its row needs a GPU machine and has "
+        "not been measured.",
         "",
     ])  # fmt: skip
