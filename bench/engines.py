@@ -28,7 +28,7 @@ HEADING = "## Engines"
 def plan_mb(model_dir: str, quantization: str | None) -> tuple[float, float]:
     """(policy weights, weights + optimizer state) in MB as the dry run plans them for this run."""
     from textrl import TextRLConfig
-    from textrl.memory import GIB, count_parameters, embedding_parameters, plan
+    from textrl.run.memory import GIB, count_parameters, embedding_parameters, plan
 
     params, _ = count_parameters(model_dir, Path("."))
     model: dict[str, Any] = {"name": model_dir, "peft": {"type": "lora", "r": 16}, "quantization": quantization}

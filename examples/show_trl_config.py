@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from textrl import ConfigError, TextRLConfig
-from textrl.trainers.manifest import trl_changes
+from textrl.checkpoints.manifest import trl_changes
 from textrl.trl_build import build_trl_config
 
 

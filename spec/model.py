@@ -109,7 +109,8 @@ class Option(_Frozen):
     min_length: int | None = None
     max_length: int | None = None
     trl_convert: str | None = None
-    """Name of a converter in textrl.trl_build applied before the value goes to TRL (e.g. resolving bf16="auto")."""
+    """Name of a converter in textrl.trl_support.build applied before the value goes to TRL (e.g. resolving
+    bf16="auto")."""
     cli: bool = True
     """Whether `textrl-train` gets a flag for it (sections such as `model:` are YAML-only)."""
     example: Any = None

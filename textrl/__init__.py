@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 __version__ = "1.0.0"
 
 if TYPE_CHECKING:
-    from .config import TextRLConfig
     from .errors import ConfigError, DataError, MigrationError, RewardError
     from .models import load_model
     from .rewards import reward_fn
     from .trainers import OnlineTrainer, PreferenceTrainer, RewardModelTrainer
+    from .validation.config import TextRLConfig
 
 _LAZY = {
-    "TextRLConfig": "textrl.config",
+    "TextRLConfig": "textrl.validation.config",
     "ConfigError": "textrl.errors",
     "MigrationError": "textrl.errors",
     "DataError": "textrl.errors",

@@ -190,7 +190,7 @@ def test_the_max_steps_guard_hooks_a_method_the_training_loop_still_calls() -> N
 
     from transformers import Trainer
 
-    from textrl.trainers.atomic import AtomicCheckpoints
+    from textrl.checkpoints.atomic import AtomicCheckpoints
 
     parameters = ["self", "epoch_iterator", "num_batches", "device"]
     assert list(inspect.signature(Trainer.get_batch_samples).parameters) == parameters

@@ -107,8 +107,8 @@ def test_the_cli_builds_no_reference_copy_while_the_cache_is_used(
     textrl_home: Path, tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     """textrl-train's own trainer construction (cli.build.build_trainer), in this process so the models are seen."""
-    from textrl.cli.assemble import assemble
-    from textrl.cli.build import build_trainer
+    from textrl.run.assemble import assemble
+    from textrl.run.build import build_trainer
 
     monkeypatch.setenv("TEXTRL_HOME", str(textrl_home))
     monkeypatch.chdir(tmp_path)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from textrl.env import version
 from textrl.spec import trl_releases
+from textrl.trl_support.env import version
 
 from .conftest import ROOT, write
 

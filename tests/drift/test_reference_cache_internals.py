@@ -1,4 +1,4 @@
-"""The TRL internals the reference cache (textrl/trainers/reference_cache.py, reference_key.py) builds on: a TRL
+"""The TRL internals the reference cache (textrl/reference_cache/store.py, reference_key.py) builds on: a TRL
 release that renames or reshapes one fails here, by name, rather than in a user's run."""
 
 from __future__ import annotations

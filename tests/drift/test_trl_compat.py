@@ -1,4 +1,4 @@
-"""textrl/trl_compat.py against the TRL it stands in for: TorchLogProbs gives what TRL's ChunkedLogProbFunction gives
+"""textrl/trl_support/compat.py against the TRL it stands in for: TorchLogProbs gives what TRL's ChunkedLogProbFunction gives
 (TRL >= 1.16 runs its torch tiles on a CPU), values and gradients, and is put in place only where TRL left a gap."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import torch
 import trl.trainer.utils as trl_utils
 
-from textrl.trl_compat import OPTIONAL_OUTPUTS, TorchLogProbs, absorb_installed_trl
+from textrl.trl_support.compat import OPTIONAL_OUTPUTS, TorchLogProbs, absorb_installed_trl
 
 pytestmark = pytest.mark.slow
 

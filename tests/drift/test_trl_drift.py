@@ -22,9 +22,9 @@ from transformers.trainer_utils import IntervalStrategy, SaveStrategy, Scheduler
 from transformers.training_args import OptimizerNames
 
 from textrl import ConfigError, TextRLConfig, trl_build
-from textrl.annotations import strip_optional
-from textrl.env import version
 from textrl.spec import ALGORITHMS, BY_NAME, DIFFERENT_FROM_TRL, choices, trl_releases
+from textrl.trl_support.env import version
+from textrl.validation.annotations import strip_optional
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ LOSSES = {  # trainer -> (trainer module, config class, the spec's names)
     "grpo": ("trl.trainer.grpo_trainer", "trl.GRPOConfig", choices.GRPO_LOSS_TYPES),
     "kto": ("trl.trainer.kto_trainer", "trl.KTOConfig", choices.KTO_LOSS_TYPES),
 }
-# Converter in textrl.trl_build -> (the option type it takes, the type it hands to TRL).
+# Converter in textrl.trl_support.build -> (the option type it takes, the type it hands to TRL).
 CONVERTED = {"resolve_bf16": (bool | Literal["auto"], bool), "as_tuple": (list[float] | None, tuple[float, ...] | None)}
 # TRL fields whose dataclass default is a placeholder __post_init__ replaces: compared by the built value.
 RESOLVED_DEFAULT = {"activation_checkpointing": "None, resolved from gradient_checkpointing (default True)"}
@@ -324,7 +324,7 @@ def test_builder_forwards_non_default_values(algo, tmp_path, monkeypatch):
     TextRL's is-it-installed check is switched off here: TRL's config classes build without them, and what is
     checked is that the values arrive (the check itself is tested in tests/integration/test_trl_build.py).
     """
-    monkeypatch.setattr("textrl.trl_build.check_engines", lambda cfg: None)
+    monkeypatch.setattr("textrl.trl_support.build.check_engines", lambda cfg: None)
     problems = []
     for opt in handwritten(algo):
         if opt.name in SKIPPED:
@@ -354,7 +354,7 @@ def test_builder_forwards_non_default_values(algo, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("algo", sorted({a.trl_trainer for a in ALGORITHMS}))
 def test_atomic_checkpoints_hook_the_methods_trainers_still_have(algo):
-    """textrl.trainers.atomic overrides Trainer._get_output_dir(trial) and _save_checkpoint(model, trial): a TRL
+    """textrl.checkpoints.atomic overrides Trainer._get_output_dir(trial) and _save_checkpoint(model, trial): a TRL
     trainer that renames them, or saves a checkpoint without them, would silently write in place again."""
     module, _, name = algo.rpartition(".")
     trainer = getattr(importlib.import_module(module), name)

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from textrl.codegen.trl_snapshot import snapshot_path, take_snapshot
-from textrl.env import version
 from textrl.spec import trl_releases
+from textrl.trl_support.env import version
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ import pytest
 import trl
 
 from textrl import ConfigError, TextRLConfig, spec, trl_build
-from textrl.annotations import literal_values, strip_optional
+from textrl.validation.annotations import literal_values, strip_optional
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +123,7 @@ def trl_build_class(algo: spec.Algorithm) -> type:
 
 @pytest.mark.parametrize("algo", ALGOS, ids=lambda a: a.trl_config)
 def test_every_trl_value_form_builds_the_same_trl_config(algo: spec.Algorithm, tmp_path: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr("textrl.trl_build.check_engines", lambda cfg: None)  # vLLM/DeepSpeed cannot exist here
+    monkeypatch.setattr("textrl.trl_support.build.check_engines", lambda cfg: None)  # vLLM/DeepSpeed cannot exist here
     real = trl_build_class(algo)
     sent: list[dict[str, Any]] = []
 

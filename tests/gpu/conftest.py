@@ -62,17 +62,17 @@ class GpuRun:
         return torch.cuda.max_memory_allocated() / MIB
 
     def compare_plan(self, cfg: Any, model_dir: Path, trainable: int) -> None:
-        """Note textrl.memory's plan for `cfg` (what `textrl-train --dry-run` would estimate) beside the measurement."""
+        """Note textrl.run.memory's plan for `cfg` (what `textrl-train --dry-run` would estimate) beside the measurement."""
         import torch
 
-        from textrl.memory import GIB, parameters_on_disk, plan
+        from textrl.run.memory import GIB, parameters_on_disk, plan
 
         params = parameters_on_disk(model_dir)
         assert params, f"no safetensors weights in {model_dir}"
         device_gib = torch.cuda.get_device_properties(0).total_memory / GIB
         p = plan(cfg, params, device_gib)
         self.notes.append(
-            f"plan (textrl.memory, before activations): {(p.total + p.vllm_share) / MIB:.1f} MiB = policy "
+            f"plan (textrl.run.memory, before activations): {(p.total + p.vllm_share) / MIB:.1f} MiB = policy "
             f"{p.policy / MIB:.2f} + reference {p.reference / MIB:.2f} + optimizer/grads {p.optimizer / MIB:.2f} "
             f"+ vLLM {p.vllm_share / MIB:.1f}; trainable parameters planned {p.trainable}, actual {trainable}; "
             f"measured peak {self.peak_mib():.1f} MiB"

@@ -1,4 +1,4 @@
-"""textrl.chat_template against transformers: every template TRL ships (trl/chat_templates/, its training templates
+"""textrl.data.chat_template against transformers: every template TRL ships (trl/chat_templates/, its training templates
 with {% generation %} markers included), SmolLM2's ChatML template and the tiny model's own, on the same
 conversations, give the same text, or both fail with the same message; and a model folder's templates and special
 tokens are read as `AutoTokenizer.from_pretrained` reads them."""
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from textrl.chat_template import chat_renderer, render_chat_template, special_tokens
+from textrl.data.chat_template import chat_renderer, render_chat_template, special_tokens
 from textrl.errors import ConfigError, DataError
 from textrl.tiny import CHAT_TEMPLATE
 

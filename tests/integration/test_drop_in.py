@@ -42,7 +42,7 @@ def test_a_reference_trl_would_not_use_is_refused(tiny: Path, tmp_path: Path) ->
 def test_dry_run_predicts_bf16(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`bf16: true` used to pass the dry run and then stop the run; the dry run makes the run's own check now."""
     from textrl.cli.train import train_main
-    from textrl.hardware import bf16_supported
+    from textrl.engines.hardware import bf16_supported
 
     (tmp_path / "r.py").write_text("def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n")
     (tmp_path / "c.yaml").write_text(

@@ -13,7 +13,7 @@ import pytest
 
 from textrl import ConfigError, DataError, OnlineTrainer, PreferenceTrainer, RewardModelTrainer, load_model
 from textrl.data import from_list
-from textrl.lengths import LengthWarning, Limits, check_lengths, folder_counter, tokenizer_counter
+from textrl.data.lengths import LengthWarning, Limits, check_lengths, folder_counter, tokenizer_counter
 
 from .conftest import fast, letters
 

@@ -232,8 +232,8 @@ def test_trl_script_reward_soft_overlong_punishment_is_trls() -> None:
     """`reward_funcs: [get_soft_overlong_punishment]` in a TRL recipe: TRL's reward with its script's values."""
     from trl.rewards import get_soft_overlong_punishment
 
-    from textrl.reward_checks import check_signature
-    from textrl.trl_rewards import soft_overlong_punishment
+    from textrl.rewards.checks import check_signature
+    from textrl.rewards.from_trl import soft_overlong_punishment
 
     ids = [[1] * n for n in (900, 1024, 1100, 1280, 1300)]
     expected = get_soft_overlong_punishment(max_completion_len=1280, soft_punish_cache=256)(completion_ids=ids)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from textrl.cli.train import train_main
-from textrl.lengths import LengthWarning
+from textrl.data.lengths import LengthWarning
 from textrl.probe import LEARNS_NOTHING
 
 pytestmark = pytest.mark.slow

@@ -141,7 +141,7 @@ def test_a_second_writer_keeps_the_first_entry(tmp_path: Path) -> None:
 
     from datasets import Dataset
 
-    from textrl.trainers.reference_cache import load_entry, store_entry
+    from textrl.reference_cache.store import load_entry, store_entry
 
     columns = Dataset.from_dict({"ref_chosen_logps": [0.0, 1.0], "ref_rejected_logps": [2.0, 3.0]})
     first = store_entry(tmp_path, "k", columns, {"job": 1})
@@ -167,7 +167,7 @@ def test_a_second_writer_keeps_the_first_entry(tmp_path: Path) -> None:
 def test_partitioned_weights_are_refused(tiny: Path) -> None:
     """Under DeepSpeed ZeRO-3 a parameter holds an empty tensor and carries `ds_id`; TRL's hash of such a model
     names only its architecture. DeepSpeed cannot run on this CPU machine, so the mark is set by hand."""
-    from textrl.trainers.reference_key import require_whole_weights
+    from textrl.reference_cache.key import require_whole_weights
 
     model, _, _ = load_model(str(tiny), load_ref=False)
     require_whole_weights(model)

@@ -147,7 +147,7 @@ def test_rewards_stay_on_the_main_thread_unless_composed_concurrently(tiny: Path
     from trl.rewards import accuracy_reward
 
     from textrl.rewards import compose
-    from textrl.trainers.reward_adapters import threadable
+    from textrl.rewards.adapters import threadable
 
     seen: list[bool] = []
 

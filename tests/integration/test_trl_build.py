@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from textrl import ConfigError, TextRLConfig
-from textrl.hardware import bf16_supported
+from textrl.engines.hardware import bf16_supported
 from textrl.trl_build import build_trl_config
 
 pytestmark = pytest.mark.slow
@@ -24,7 +24,7 @@ def test_bf16_auto_follows_the_hardware_and_true_runs_as_trl_runs_it(out: str, m
     """bf16 "auto" follows the hardware. An explicit True on a CPU-only machine is TRL's bf16 autocast on the CPU
     (the README spec's examples say bf16=True), with a warning; on a GPU without bf16 TRL refuses it, and so does
     TextRL, before the model loads. That GPU cannot exist here: `has_accelerator` is patched to say it does."""
-    from textrl.trl_build import PrecisionWarning
+    from textrl.trl_support.build import PrecisionWarning
 
     cfg = TextRLConfig(algo="grpo", output_dir=out)
     assert build_trl_config(cfg).bf16 is bf16_supported()
@@ -35,7 +35,7 @@ def test_bf16_auto_follows_the_hardware_and_true_runs_as_trl_runs_it(out: str, m
         with pytest.warns(PrecisionWarning, match=r"bf16=True on a machine without a GPU: TRL runs bfloat16 autocast"):
             built = build_trl_config(explicit)
         assert built.bf16 is True and built.use_cpu is True
-        monkeypatch.setattr("textrl.trl_build.has_accelerator", lambda: True)
+        monkeypatch.setattr("textrl.trl_support.build.has_accelerator", lambda: True)
         with pytest.raises(
             ConfigError, match=r"bf16: got True, but this machine's GPU has no bf16.*Fix: set bf16='auto'"
         ):
@@ -93,7 +93,9 @@ def test_fsdp_becomes_transformers_fsdp_arguments(out: str, monkeypatch: pytest.
     cfg = TextRLConfig(algo="grpo", output_dir=out, distributed={"strategy": "fsdp", "offload": "optimizer"})
     with pytest.raises(ConfigError, match=r"distributed\.strategy: got 'fsdp' on a machine without a GPU"):
         build_trl_config(cfg)  # this machine: accelerate would run DDP (tests/engines/test_fsdp.py)
-    monkeypatch.setattr("textrl.trl_build.fsdp_refusal", lambda *a, **k: None)  # what a GPU machine's build gets
+    monkeypatch.setattr(
+        "textrl.trl_support.build.fsdp_refusal", lambda *a, **k: None
+    )  # what a GPU machine's build gets
     trl = build_trl_config(cfg)
     assert trl.fsdp is True and trl.activation_checkpointing is False
     assert {k: trl.fsdp_config[k] for k in ("version", "cpu_offload", "activation_checkpointing", "auto_wrap_policy")} == {

@@ -133,7 +133,7 @@ def test_encodings_merge_keys_unhashable_keys_and_depth(
     value=VALUES.map(yaml.safe_dump) | st.text(max_size=30),
 )
 def test_set_items_validate_or_name_a_key(tmp_path_factory: Any, key: str, value: str) -> None:
-    from textrl.cli.assemble import assemble
+    from textrl.run.assemble import assemble
 
     path = Path(tmp_path_factory.mktemp("fuzz")) / "c.yaml"
     path.write_text("algo: grpo\noutput_dir: o\n")

@@ -27,15 +27,15 @@ from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter
 
 from textrl import ConfigError, MigrationError, TextRLConfig, spec
-from textrl.annotations import literal_values, strip_optional
+from textrl.engines.hardware import bf16_supported, has_accelerator
 from textrl.errors import Problem
-from textrl.hardware import bf16_supported, has_accelerator
 from textrl.trl_build import build_trl_config
+from textrl.validation.annotations import literal_values, strip_optional
 
 pytestmark = [
     pytest.mark.slow,  # builds TRL config objects (imports trl)
     # bf16=True on a CPU builds (bfloat16 autocast) with a PrecisionWarning, tested in tests/integration
-    pytest.mark.filterwarnings("ignore::textrl.trl_build.PrecisionWarning"),
+    pytest.mark.filterwarnings("ignore::textrl.trl_support.build.PrecisionWarning"),
 ]
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "generated/schema/textrl.schema.json").read_text("utf-8"))
@@ -102,7 +102,7 @@ def build_refusal(instance: dict[str, Any]) -> str | None:
     if instance.get("bf16") is True and not bf16_supported() and has_accelerator():  # a CPU runs bf16 autocast
         return "bf16"
     if (instance.get("distributed") or {}).get("strategy") == "fsdp" and not has_accelerator():
-        return "distributed.strategy"  # accelerate would run DDP on CPUs (textrl.distributed.fsdp_refusal)
+        return "distributed.strategy"  # accelerate would run DDP on CPUs (textrl.engines.distributed.fsdp_refusal)
     return None
 
 

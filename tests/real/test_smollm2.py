@@ -15,7 +15,7 @@ import pytest
 
 from textrl import OnlineTrainer, PreferenceTrainer, TextRLConfig, load_model
 from textrl.data import from_list
-from textrl.gguf_models import SMOLLM2_GGUF_SHA256, SMOLLM2_MEMBER, STAMP, textrl_home
+from textrl.models.gguf import SMOLLM2_GGUF_SHA256, SMOLLM2_MEMBER, STAMP, textrl_home
 
 from ..unit.main_job_docs import EXAMPLE_README, MAIN_JOB, README, ROOT, example_table, measured, readme_quote
 

@@ -24,7 +24,7 @@ from textrl import ConfigError
 pytestmark = [
     pytest.mark.smoke,
     pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore::textrl.trl_build.PrecisionWarning"),
+    pytest.mark.filterwarnings("ignore::textrl.trl_support.build.PrecisionWarning"),
 ]
 
 PAIRS = [{"prompt": f"Repeat the word: {w} ->", "chosen": f" {w}", "rejected": " stone"} for w in ("sea", "sky")] * 4

@@ -1,4 +1,4 @@
-"""textrl.chat_template without transformers: what transformers' environment adds to jinja2 (tojson without HTML
+"""textrl.data.chat_template without transformers: what transformers' environment adds to jinja2 (tojson without HTML
 escaping, raise_exception, the {% generation %} tag, strftime_now, dict, namespace, loopcontrols), the data a
 template sees (special tokens from the folder, None-valued keys dropped, reasoning aliases), which template a folder
 has, and the errors: each refusal beside a passing twin. Agreement with transformers itself is
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from textrl.chat_template import chat_renderer, render_chat_template, special_tokens
+from textrl.data.chat_template import chat_renderer, render_chat_template, special_tokens
+from textrl.data.lengths import folder_counter
 from textrl.errors import ConfigError, DataError
-from textrl.lengths import folder_counter
 
 CHATML = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
@@ -178,6 +178,8 @@ def test_lengths_count_through_the_template_and_surface_its_errors(tmp_path: Pat
 
 
 def test_importing_the_renderer_imports_no_transformers() -> None:
-    code = "import sys, textrl.chat_template\nprint(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    code = (
+        "import sys, textrl.data.chat_template\nprint(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr

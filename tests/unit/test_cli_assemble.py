@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from textrl import ConfigError
-from textrl.cli.assemble import assemble, parse_value
+from textrl.checkpoints.run_folder import check_output_dir
 from textrl.cli.train import train_main
-from textrl.run_folder import check_output_dir
+from textrl.run.assemble import assemble, parse_value
 
 NAMES = {"num_generations": "--num-generations", "learning_rate": "--learning-rate", "loss_type": "--loss-type"}
 
@@ -150,7 +150,7 @@ def test_eval_refuses_greedy_with_several_generations(capsys: pytest.CaptureFixt
 
 
 def test_resume_skips_a_checkpoint_cut_off_mid_save(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from textrl.run_folder import last_checkpoint
+    from textrl.checkpoints.run_folder import last_checkpoint
 
     for step, complete in ((2, True), (4, True), (6, False)):
         folder = tmp_path / f"checkpoint-{step}"
@@ -186,7 +186,7 @@ def test_dry_run_names_a_missing_engine_and_shows_what_trl_gets(
     )
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 2
     assert "distributed.strategy: got 'fsdp' on a machine without a GPU" in capsys.readouterr().err
-    monkeypatch.setattr("textrl.hardware.has_accelerator", lambda: True)
+    monkeypatch.setattr("textrl.engines.hardware.has_accelerator", lambda: True)
     assert train_main(["--config", str(tmp_path / "run.yaml"), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "distributed: TRL gets fsdp=true" in out

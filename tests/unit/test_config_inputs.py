@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from textrl import ConfigError, TextRLConfig
-from textrl.cli.assemble import assemble
 from textrl.cli.train import train_main
 from textrl.errors import UnknownTRLFieldWarning
+from textrl.run.assemble import assemble
 
 HEAD = "algo: grpo\noutput_dir: o\n"
 

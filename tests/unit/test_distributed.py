@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from textrl import ConfigError, TextRLConfig
-from textrl.distributed import (
+from textrl.engines.distributed import (
     accelerate_config,
     deepspeed_config,
     describe_engine,

@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from textrl import ConfigError, TextRLConfig, spec
-from textrl.yaml_io import load_yaml_file
+from textrl.validation.yaml_io import load_yaml_file
 
 from ..doc_blocks import (
     DOCS,

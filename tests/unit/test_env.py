@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from textrl.env import UntestedTRLWarning, trl_range_problem, warn_if_untested_trl
+from textrl.trl_support.env import UntestedTRLWarning, trl_range_problem, warn_if_untested_trl
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,17 +41,17 @@ def test_the_installed_trl_is_in_range_so_no_warning() -> None:
 
 
 def test_an_untested_trl_warns(monkeypatch: pytest.MonkeyPatch) -> None:
-    import textrl.env
+    import textrl.trl_support.env
 
-    monkeypatch.setattr(textrl.env, "version", lambda package: "1.18.0" if package == "trl" else "1.0.0")
+    monkeypatch.setattr(textrl.trl_support.env, "version", lambda package: "1.18.0" if package == "trl" else "1.0.0")
     with pytest.warns(UntestedTRLWarning, match=r"trl 1\.18\.0 is installed, but TextRL 1\.0\.0 was tested with"):
         warn_if_untested_trl()
 
 
 def test_missing_trl_is_named_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    import textrl.env
+    import textrl.trl_support.env
 
-    monkeypatch.setattr(textrl.env, "version", lambda package: None if package == "trl" else "1.0.0")
+    monkeypatch.setattr(textrl.trl_support.env, "version", lambda package: None if package == "trl" else "1.0.0")
     assert trl_range_problem() == (
         "TRL is not installed; TextRL 1.0.0 needs trl>=1.13,<1.17. Fix: pip install 'trl>=1.13,<1.17'."
     )
@@ -79,7 +79,7 @@ def test_print_schema_is_the_generated_schema() -> None:
 
 def test_version_agrees_with_importlib_metadata() -> None:
     """One listing of sys.path answers every name as importlib.metadata would, in any spelling, None when absent."""
-    import textrl.env as env
+    import textrl.trl_support.env as env
 
     names = [*env.PACKAGES, "PyYAML", "pyyaml", "typing-extensions", "typing_extensions", "huggingface-hub",
              "Jinja2", "no-such-distribution"]  # fmt: skip
@@ -103,7 +103,7 @@ def test_version_takes_the_first_on_sys_path_and_reads_egg_info(
     (front / "trl-1.13.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: trl\nVersion: 1.13.0\n")
     (front / "Old_Pkg.egg-info").mkdir()
     (front / "Old_Pkg.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: old-pkg\nVersion: 0.3\n")
-    import textrl.env as env
+    import textrl.trl_support.env as env
 
     monkeypatch.setattr(sys, "path", [str(front), *sys.path])
     env.version.cache_clear()

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from textrl import TextRLConfig
-from textrl.yaml_io import load_yaml_file
+from textrl.validation.yaml_io import load_yaml_file
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from textrl.errors import ConfigError
-from textrl.gguf_models import (
+from textrl.models import builtin_model
+from textrl.models.gguf import (
     SMOLLM2_GGUF_SHA256,
     SMOLLM2_MEMBER,
     SMOLLM2_WHEEL,
@@ -17,7 +18,6 @@ from textrl.gguf_models import (
     cache_report,
     smollm2_folder,
 )
-from textrl.models import builtin_model
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textrl.learning_signs import loss_note, signs, summary_lines
 from textrl.report import load_run, write_report
+from textrl.report.learning_signs import loss_note, signs, summary_lines
 
 GRPO = [
     {"step": s, "loss": 0.0, "reward": 0.1 * s, "reward_std": 0.3, "rewards/correct/mean": 0.05 * s,

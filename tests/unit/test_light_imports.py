@@ -43,7 +43,7 @@ def test_config_validation_never_imports_torch_or_trl() -> None:
 )
 def test_help_does_not_import_torch(main: str, shown: str) -> None:
     """--help needs only argparse and the generated flag table (0.07 s here): no torch, not even pydantic; and
-    importing textrl.report loads no plotting library (the report is SVG text, see textrl.svg_chart)."""
+    importing textrl.report loads no plotting library (the report is SVG text, see textrl.report.svg_chart)."""
     code = (
         "import sys\nimport textrl.cli as cli, textrl.report\n"
         f"try:\n    cli.{main}(['--help'])\nexcept SystemExit:\n    pass\n"
@@ -59,7 +59,7 @@ def test_each_trainer_imports_only_its_own_module() -> None:
     of every run's start-up, bench/results.md's whole-process rows)."""
     code = (
         "import sys\nfrom textrl import PreferenceTrainer\n"
-        "print(sorted(m for m in ('textrl.trainers.online', 'textrl.trainers.reward_adapters', "
+        "print(sorted(m for m in ('textrl.trainers.online', 'textrl.rewards.adapters', "
         "'textrl.trainers.reward_model', 'textrl.trainers.preference') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from textrl.cli.train import train_main
-from textrl.memory import parameters_from_config, parameters_on_disk
+from textrl.run.memory import parameters_from_config, parameters_on_disk
 
 LLAMA_3_8B = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32, "vocab_size": 128256,
               "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "tie_word_embeddings": False}  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 
 from textrl.cli import train_main
 from textrl.errors import ConfigError
-from textrl.model_source import check_model_reference, check_reward_model, safetensors_problem
+from textrl.models.source import check_model_reference, check_reward_model, safetensors_problem
 
 
 def safetensors(path: Path, size: int = 16) -> Path:

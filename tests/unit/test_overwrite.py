@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from textrl import ConfigError
+from textrl.checkpoints.files import MANIFEST, MERGE_RECORD
+from textrl.checkpoints.overwrite import Input, check_replaceable
 from textrl.cli.train import train_main
-from textrl.overwrite import Input, check_replaceable
-from textrl.run_files import MANIFEST, MERGE_RECORD
 
 REWARD = "def f(prompts, completions, **_):\n    return [1.0] * len(completions)\n"
 

@@ -11,7 +11,7 @@ import pytest
 from textrl import TextRLConfig
 from textrl.data import Rows
 from textrl.errors import ConfigError
-from textrl.trainers.reference_plan import decide, forecast_key, rows_digest
+from textrl.reference_cache.plan import decide, forecast_key, rows_digest
 
 PAIRS = Rows([{"prompt": f"p{i}", "chosen": f" c{i}", "rejected": f" r{i}"} for i in range(16)])
 
@@ -124,7 +124,7 @@ def test_forecast_hit_needs_every_entry_it_names(tmp_path: Path) -> None:
 
 
 def test_memory_plan_counts_no_reference_while_precomputed(tmp_path: Path) -> None:
-    from textrl.memory import plan
+    from textrl.run.memory import plan
 
     assert plan(_cfg(tmp_path), 1000, None).reference > 0
     assert plan(_cfg(tmp_path, reference_cache="on"), 1000, None).reference == 0

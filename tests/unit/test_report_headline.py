@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from textrl.metric_range import name_range, value_range
 from textrl.report import write_report
-from textrl.svg_chart import Series
+from textrl.report.metric_range import name_range, value_range
+from textrl.report.svg_chart import Series
 
 NS = "{http://www.w3.org/2000/svg}"
 INF = math.inf

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from textrl import ConfigError
-from textrl.reward_refs import resolve_ref
+from textrl.rewards.refs import resolve_ref
 from textrl.spec.sections import REWARD_REF_PATTERN
 
 FILE_FORM_IN_CONFIG = re.fullmatch(REWARD_REF_PATTERN, "path/to/my_rewards.py:score") is not None

@@ -231,7 +231,7 @@ def test_compose_refuses_what_cannot_be_a_reward() -> None:
 
 
 def test_signatures_trl_cannot_fill_are_refused() -> None:
-    from textrl.reward_checks import check_signature
+    from textrl.rewards.checks import check_signature
 
     def positional(prompts, completions, /):  # type: ignore[no-untyped-def]
         return [1.0] * len(completions)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from textrl.errors import ConfigError
-from textrl.run_files import LOCK, MANIFEST
-from textrl.run_folder import (
+from textrl.checkpoints.files import LOCK, MANIFEST
+from textrl.checkpoints.lock import OutputDirLock, acquire, check_free, held, holder, release
+from textrl.checkpoints.run_folder import (
     PYTHON,
     check_checkpoint,
     check_output_dir,
@@ -24,11 +24,11 @@ from textrl.run_folder import (
     clear,
     stopped_before_saving,
 )
-from textrl.run_lock import OutputDirLock, acquire, check_free, held, holder, release
+from textrl.errors import ConfigError
 
 HOLD = """
 import sys, time
-from textrl.run_lock import acquire
+from textrl.checkpoints.lock import acquire
 acquire(sys.argv[1], command="textrl-train --config first.yaml")
 print("held", flush=True)
 time.sleep(120)
@@ -174,7 +174,7 @@ def test_a_read_only_output_dir_is_named(tmp_path: Path) -> None:
     folder.mkdir()
     folder.chmod(0o555)
     code = (
-        "from pathlib import Path; from textrl.run_folder import check_writable\n"
+        "from pathlib import Path; from textrl.checkpoints.run_folder import check_writable\n"
         f"check_writable(Path({str(folder / 'run')!r}))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}

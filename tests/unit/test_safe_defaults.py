@@ -28,7 +28,7 @@ def test_remote_code_is_off_unless_set() -> None:
 
 
 def test_reward_reference_imports_only_the_named_module(tmp_path: Path) -> None:
-    from textrl.reward_refs import resolve_ref
+    from textrl.rewards.refs import resolve_ref
 
     (tmp_path / "named_rewards.py").write_text("def score(prompts, completions, **_):\n    return [1.0]\n")
     (tmp_path / "bystander.py").write_text("raise SystemExit('bystander imported')\n")

@@ -22,7 +22,7 @@ from textrl.trl_recipe import (
     textrl_config_marks,
     translate,
 )
-from textrl.yaml_io import key_lines, load_yaml_file
+from textrl.validation.yaml_io import key_lines, load_yaml_file
 
 CORPUS = Path(__file__).resolve().parents[1] / "recipes" / "trl"
 INDEX: dict[str, str] = yaml.safe_load((CORPUS / "index.yaml").read_text())
@@ -257,7 +257,7 @@ def test_dataset_keys() -> None:
 def test_rewards_of_trl_scripts_and_import_paths() -> None:
     t = translate({"model_name_or_path": "m", "dataset_name": "d", "reward_funcs": [
         "think_format_reward", "get_soft_overlong_punishment", "my_pkg.rewards.brevity"]}, "grpo")  # fmt: skip
-    assert t.config["reward"] == ["trl.rewards:think_format_reward", "textrl.trl_rewards:soft_overlong_punishment",
+    assert t.config["reward"] == ["trl.rewards:think_format_reward", "textrl.rewards.from_trl:soft_overlong_punishment",
                                   "my_pkg.rewards:brevity"]  # fmt: skip
     assert "max_completion_len=1280" in _notes(t)
     model = translate({"model_name_or_path": "m", "dataset_name": "d", "reward_model_name_or_path": "org/rm"}, "rloo")

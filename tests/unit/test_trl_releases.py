@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from textrl import TextRLConfig
-from textrl.env import TESTED_TRL, trl_range_problem
 from textrl.errors import ConfigError
-from textrl.releases import default_notes, for_release, for_transformers, release_problems
 from textrl.spec import ALGORITHMS
 from textrl.spec import trl_releases as releases
+from textrl.trl_support.env import TESTED_TRL, trl_range_problem
+from textrl.trl_support.releases import default_notes, for_release, for_transformers, release_problems
 
 
 def test_every_supported_release_has_its_snapshot() -> None:
@@ -112,7 +112,7 @@ def test_the_dry_run_notes_defaults_that_differ_and_apply() -> None:
 
 def test_validation_refuses_for_the_installed_release(monkeypatch: pytest.MonkeyPatch) -> None:
     """TextRLConfig refuses on its own, before TRL or a model loads (the installed version is read from metadata)."""
-    monkeypatch.setattr("textrl.releases.version", lambda package: "1.13.0")
+    monkeypatch.setattr("textrl.trl_support.releases.version", lambda package: "1.13.0")
     with pytest.raises(ConfigError) as caught:
         dpo(pad_to_multiple_of="auto")
     assert "pad_to_multiple_of: 'auto' needs TRL >= 1.16; installed 1.13.0" in str(caught.value)

@@ -18,7 +18,7 @@ COMMANDS = ("train", "merge", "eval", "dump", "report", "convert")
 
 @console("textrl-train")
 def train_main(argv: list[str] | None = None) -> int:
-    from .. import process_owner
+    from ..engines import process_owner
 
     process_owner.console = True  # a second Ctrl-C ends the process at once, whatever it is doing
     return _train_main(argv)

@@ -97,10 +97,10 @@ def convert_main(argv: list[str] | None = None) -> int:
             raise ConfigError(
                 [Problem("--num-processes", f"got {args.num_processes}; allowed: 1 or more. Fix: e.g. 8.")]
             )
-        from ..config import TextRLConfig
+        from ..run.assemble import locate
         from ..trl_recipe import not_a_recipe, process_fit, translate, with_launch_hint
-        from ..yaml_io import read_mapping
-        from .assemble import locate
+        from ..validation.config import TextRLConfig
+        from ..validation.yaml_io import read_mapping
 
         data, lines = read_mapping(recipe, "recipe")
         if (textrl_config := not_a_recipe(data, recipe, trl=args.trl, converting=True, lines=lines)) is not None:

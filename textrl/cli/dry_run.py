@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..distributed import check_engines, trl_arguments
+from ..engines.distributed import check_engines, trl_arguments
 from ..errors import ConfigError
-from ..reward_checks import check_distinct_names, check_preference_columns, check_signature
 from ..rewards import Composed, as_reward
+from ..rewards.checks import check_distinct_names, check_preference_columns, check_signature
+from ..run.assemble import Assembled, require_section
 from ..spec import DIFFERENT_FROM_TRL, Family, Reference
-from .assemble import Assembled, require_section
 from .evaluate import as_completion
 
 PLACEHOLDER = "This is a placeholder completion."
@@ -43,9 +43,9 @@ def trl_changes(run: Assembled) -> list[tuple[str, Any, Any, str]]:
 
 
 def _batches(run: Assembled, rows: int) -> list[str]:
-    from ..batch_plan import batch_lines
-    from ..config import processes
     from ..spec.rules import generation_batch
+    from ..validation.batch_plan import batch_lines
+    from ..validation.config import processes
 
     cfg, world = run.config, processes()
     per_device, accumulation = cfg.per_device_train_batch_size, cfg.gradient_accumulation_steps  # type: ignore[attr-defined]
@@ -61,7 +61,7 @@ def _batches(run: Assembled, rows: int) -> list[str]:
 
 
 def _check_reward(run: Assembled, rows: Any) -> str:
-    from ..reward_refs import reward_from_section
+    from ..rewards.refs import reward_from_section
 
     section = require_section(run, "reward")
     if str(getattr(section, "model", "")).startswith("textrl:"):
@@ -70,7 +70,7 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     funcs = reward.components if isinstance(reward, Composed) else reward if isinstance(reward, list) else [reward]
     check_preference_columns(funcs, rows.column_names, run.config.algo)  # the trainer's check, before any model
     if isinstance(reward, str):
-        from ..model_source import check_reward_model
+        from ..models.source import check_reward_model
 
         return f"reward model {check_reward_model(reward)}"
     sample = rows.select(range(min(4, len(rows))))
@@ -92,10 +92,10 @@ def _check_reward(run: Assembled, rows: Any) -> str:
 
 def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
     """Conversational rows against the model folder's chat template (the trainers check the loaded tokenizer)."""
-    from ..chat_rows import check_chat_template, conversational_columns
-    from ..chat_template import chat_renderer
-    from ..model_source import resolve_local
+    from ..data.chat_rows import check_chat_template, conversational_columns
+    from ..data.chat_template import chat_renderer
     from ..models import builtin_path
+    from ..models.source import resolve_local
 
     columns = sorted({c for data in datasets.values() if data is not None for c in conversational_columns(data)})
     if not columns:
@@ -110,8 +110,8 @@ def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
 
 def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
     """Token lengths against the model's context and max_length, counted with the model folder's tokenizer."""
-    from ..lengths import check_lengths, folder_counter, limits_for
-    from ..overwrite import inputs, model_inputs
+    from ..checkpoints.overwrite import inputs, model_inputs
+    from ..data.lengths import check_lengths, folder_counter, limits_for
 
     name = run.config.model.name  # type: ignore[attr-defined]
     found = inputs(model_inputs("model", name, run.base_dir))
@@ -132,9 +132,9 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
 def _check_extra(cfg: Any) -> str:
     """extra's keys (and --set keys that land there) against the installed release's TRL config class: the run's
     own check, from the snapshot instead of TRL itself."""
-    from ..releases import installed_release
     from ..spec.trl_releases import class_field_names
-    from ..trl_build import extra_problems
+    from ..trl_support.build import extra_problems
+    from ..trl_support.releases import installed_release
 
     release, algo = installed_release(), cfg.algorithm()
     if release is None:
@@ -148,9 +148,9 @@ def _check_extra(cfg: Any) -> str:
 def _trl_release(cfg: Any) -> str:
     """The installed TRL against the tested window, and each TRL default of that release that differs from the
     newest release's and applies to this run."""
-    from ..env import version
-    from ..releases import default_notes, installed_release
     from ..spec.trl_releases import NEWEST, window_text
+    from ..trl_support.env import version
+    from ..trl_support.releases import default_notes, installed_release
 
     found = version("trl")
     if installed_release() is None:
@@ -175,14 +175,14 @@ def dry_run(
         print("\n".join(f"  {note}" for note in notes))
     print(f"config: valid, algo={algo.name} ({algo.title}, {algo.family.value}) -> {algo.trl_trainer}")
     print(_trl_release(cfg))
-    from ..model_source import check_model_reference, resolve_local
+    from ..models.source import check_model_reference, resolve_local
 
     model = require_section(run, "model")
     name = resolve_local(model.name, run.base_dir, model.gguf_file)
     found = check_model_reference(name, "model.name", gguf_file=model.gguf_file, revision=model.revision)
     lora = f" with LoRA r={model.peft.r}" if model.peft else ""
     print(f"model: {model.name}{lora} (not loaded in a dry run; {found.removeprefix(name + ': ')})")
-    from ..memory import describe_plan
+    from ..run.memory import describe_plan
 
     what = "--device-memory" if device_memory is not None else ""
     print("\n".join(describe_plan(cfg, run.base_dir, device_memory, what)))
@@ -207,13 +207,13 @@ def dry_run(
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))
     if algo.family.reference is Reference.LOADED:
-        from ..config import processes
-        from ..trainers.reference_plan import decide
+        from ..reference_cache.plan import decide
+        from ..validation.config import processes
 
         print(decide(cfg, rows, evaluation, processes()).line())
     batches = _batches(run, len(rows))
     print("\n".join(batches))
-    from ..run_folder import contents, stopped_before_saving
+    from ..checkpoints.run_folder import contents, stopped_before_saving
     from .output_dir import check_output_target, prepare_output_dir
 
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
@@ -221,11 +221,11 @@ def dry_run(
     checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
     replaced = not checkpoint and not overwrite and stopped_before_saving(output_dir)
     check_engines(cfg)  # DeepSpeed / vLLM / bitsandbytes installed: the same check a run makes, importing none
-    from ..quantization import check_attention
+    from ..engines.quantization import check_attention
 
     check_attention(cfg.model.attn_implementation, "model.attn_implementation")  # type: ignore[attr-defined]
     if cfg.model.quantization:  # type: ignore[attr-defined]
-        from ..quantization import check_runs, device
+        from ..engines.quantization import check_runs, device
 
         check_runs(cfg.model.quantization, "model.quantization")  # type: ignore[attr-defined]
         print(f"quantization: {cfg.model.quantization} layers run here (bitsandbytes, on {device()})")  # type: ignore[attr-defined]
@@ -236,15 +236,15 @@ def dry_run(
     if getattr(cfg, "bf16", "auto") is True:  # the run's own check; it needs torch, so only when bf16 is forced
         import warnings
 
-        from ..trl_build import resolve_bf16
+        from ..trl_support.build import resolve_bf16
 
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             resolve_bf16(True)
         print(f"precision: {said[0].message}" if said else "precision: bf16 on this machine's bf16-capable GPU")
     if getattr(getattr(cfg, "distributed", None), "strategy", None) == "fsdp":  # the run's own check (needs torch)
-        from ..distributed import fsdp_refusal
-        from ..hardware import has_accelerator
+        from ..engines.distributed import fsdp_refusal
+        from ..engines.hardware import has_accelerator
 
         refusal = fsdp_refusal(cfg, accelerator=has_accelerator())
         if refusal is not None:

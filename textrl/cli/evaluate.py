@@ -193,8 +193,8 @@ def check_output(args: argparse.Namespace) -> None:
     """`--output` is a file this command may write, checked before the model loads: not a folder, not a file the
     command reads (even with --overwrite), not an existing file without --overwrite, and in a folder that exists or
     can be made and is writable."""
-    from ..overwrite import inputs, model_inputs, module_file
-    from ..reward_refs import is_file_ref, ref_path
+    from ..checkpoints.overwrite import inputs, model_inputs, module_file
+    from ..rewards.refs import is_file_ref, ref_path
 
     output: Path = args.output
     if output.is_dir():
@@ -270,9 +270,9 @@ def eval_main(argv: list[str] | None = None) -> int:
             check_output(args)
         elif args.overwrite:
             raise ConfigError([Problem("--overwrite", "is given without --output. Fix: add --output FILE.jsonl.")])
-        from ..reward_checks import check_signature
-        from ..reward_refs import resolve_ref
         from ..rewards import as_reward
+        from ..rewards.checks import check_signature
+        from ..rewards.refs import resolve_ref
 
         rewards = {ref: as_reward(resolve_ref(ref, Path.cwd(), "--reward", caller="eval")) for ref in args.reward}
         say(f"reading prompts from {args.dataset}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, Problem
 
 if TYPE_CHECKING:
-    from .assemble import Assembled
+    from ..run.assemble import Assembled
 
 
 DEFAULT_PORT = 29500
@@ -91,13 +91,13 @@ def write_launch_config(
     """--write-accelerate-config: the accelerate config file for this run, and the command that launches it (the
     same arguments, so a recipe keeps its --trl and flags keep applying); on several machines, the command each
     one runs (the same file, its own --machine_rank)."""
-    from ..distributed import write_accelerate_config
+    from ..engines.distributed import write_accelerate_config
 
     cfg = run.config
     if getattr(cfg, "fp16", False):
         precision = "fp16"
     else:
-        from ..trl_build import resolve_bf16
+        from ..trl_support.build import resolve_bf16
 
         precision = "bf16" if resolve_bf16(getattr(cfg, "bf16", "auto")) else "no"
     count, address, port = machines

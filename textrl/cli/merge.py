@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..checkpoints.files import MERGE_RECORD
+from ..checkpoints.overwrite import Input, check_replaceable, inputs, model_inputs
 from ..errors import ConfigError
-from ..overwrite import Input, check_replaceable, inputs, model_inputs
-from ..run_files import MERGE_RECORD
 
 
 def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:
@@ -45,7 +45,7 @@ def merge_inputs(adapter: Path, adapter_config: dict[str, Any]) -> list[Input]:
 def trained_quantization(adapter: Path) -> str | None:
     """The bitsandbytes quantization of the base model `adapter` trained on, from the manifest of its TextRL run
     (the adapter is that run's output_dir or a checkpoint in it); None for full-precision bases and other adapters."""
-    from ..trainers.manifest import read_manifest
+    from ..checkpoints.manifest import read_manifest
 
     for folder in (adapter, adapter.parent):
         manifest = read_manifest(folder)
@@ -63,7 +63,7 @@ def _dequantized_with_adapter(adapter: Path, adapter_config: dict[str, Any], qua
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 
-    from ..quantization import check_runs, device, quantization_config
+    from ..engines.quantization import check_runs, device, quantization_config
 
     check_runs(quantization, f"the adapter's training run's model.quantization ({quantization})")
     auto = AutoModelForSequenceClassification if adapter_config.get("task_type") == "SEQ_CLS" else AutoModelForCausalLM

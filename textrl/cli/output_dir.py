@@ -1,6 +1,7 @@
 """A command-line run's output_dir against what the run reads: it may not be or lie inside an input (a dataset
-folder that the run's files would break), and `--overwrite` may delete nothing the run reads (textrl.overwrite).
-What a folder holds and what `--resume` continues from is textrl.run_folder's, shared with the Python API.
+folder that the run's files would break), and `--overwrite` may delete nothing the run reads
+(textrl.checkpoints.overwrite).
+What a folder holds and what `--resume` continues from is textrl.checkpoints.run_folder's, shared with the Python API.
 
 Shared by `textrl-train` and its `--dry-run`, which make the same checks. Imports no pydantic and no torch at
 import time: `textrl-train --help` imports this module.
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, Problem
 
 if TYPE_CHECKING:
-    from ..overwrite import Input
-    from .assemble import Assembled
+    from ..checkpoints.overwrite import Input
+    from ..run.assemble import Assembled
 
 
 def _dataset_inputs(key: str, section: Any, base_dir: Path) -> list[tuple[str, Path | str | None]]:
@@ -41,7 +42,7 @@ def _dataset_inputs(key: str, section: Any, base_dir: Path) -> list[tuple[str, P
 
 def run_inputs(run: Assembled) -> list[Input]:
     """Everything a run reads from disk: the config file, local data, the model, the reward model and modules."""
-    from ..overwrite import inputs, model_inputs, reward_inputs
+    from ..checkpoints.overwrite import inputs, model_inputs, reward_inputs
 
     cfg = run.config
     pairs: list[tuple[str, Path | str | None]] = [("the config file", run.path)]
@@ -77,7 +78,7 @@ def check_outside_inputs(run: Assembled, output_dir: Path) -> None:
 
 def check_overwrite(run: Assembled, output_dir: Path) -> None:
     """Refuse `--overwrite` unless output_dir is an earlier run holding nothing this run reads."""
-    from ..overwrite import check_replaceable
+    from ..checkpoints.overwrite import check_replaceable
 
     check_replaceable(output_dir, run_inputs(run), kind="run", field="output_dir")
 
@@ -85,7 +86,7 @@ def check_overwrite(run: Assembled, output_dir: Path) -> None:
 def check_output_target(run: Assembled, *, overwrite: bool) -> None:
     """Whether the run may make (or, with --overwrite, replace) its output_dir at all: writable, not something the
     run reads, and not inside a dataset folder; with --overwrite, also nothing the deletion would take."""
-    from ..run_folder import check_writable, contents
+    from ..checkpoints.run_folder import check_writable, contents
 
     output_dir = Path(run.config.output_dir)  # type: ignore[attr-defined]
     check_writable(output_dir)
@@ -98,8 +99,8 @@ def check_output_target(run: Assembled, *, overwrite: bool) -> None:
 def prepare_output_dir(run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False) -> Path | None:
     """The checks a run makes of its output_dir before anything loads, shared with --dry-run: not held by another
     run, and empty, resumable or replaceable. Returns the checkpoint to resume."""
-    from ..run_folder import check_output_dir
-    from ..run_lock import check_free
+    from ..checkpoints.lock import check_free
+    from ..checkpoints.run_folder import check_output_dir
 
     output_dir = Path(run.config.output_dir)  # type: ignore[attr-defined]
     check_free(output_dir)

@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..checkpoints.files import REPORT_SVG
+from ..checkpoints.run_folder import clear, contents, last_checkpoint, note_replaced
 from ..errors import ConfigError, DataError, Problem, RewardError
 from ..probe import DEFAULT_GROUPS
-from ..run_files import REPORT_SVG
-from ..run_folder import clear, contents, last_checkpoint, note_replaced
 from .launch import launch_machines, launch_processes, resume_command, write_launch_config
 from .output_dir import check_output_target, prepare_output_dir
 
 if TYPE_CHECKING:
-    from .assemble import Assembled
+    from ..run.assemble import Assembled
 
 
 _OPTION_GROUPS = (
@@ -158,9 +158,9 @@ def train_parser() -> argparse.ArgumentParser:
 
 
 def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False) -> int:
-    from ..run_lock import OutputDirLock
-    from .assemble import require_section
-    from .build import build_trainer
+    from ..checkpoints.lock import OutputDirLock
+    from ..run.assemble import require_section
+    from ..run.build import build_trainer
 
     cfg = run.config
     output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
@@ -202,7 +202,7 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_change
 
 
 def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int, cfg: Any) -> None:
-    from ..learning_signs import summary_lines
+    from ..report.learning_signs import summary_lines
 
     steps = [h for h in history if "loss" in h]
     lines = [f"textrl-train: done at global step {global_step}, {len(steps)} logged steps; model saved to {output_dir}"]
@@ -246,11 +246,11 @@ def train_main(argv: list[str] | None = None) -> int:
         print(resources.files("textrl.generated").joinpath("schema/textrl.schema.json").read_text(encoding="utf-8"))
         return 0
     if args.get("env"):
-        from ..env import env_report
+        from .env_report import env_report
 
         print(env_report())
         return 0
-    from .assemble import assemble  # pydantic and the spec: not needed for --help
+    from ..run.assemble import assemble  # pydantic and the spec: not needed for --help
 
     names = {f.dest: f.flag for f in FLAGS} | {"algo": "--algo"}
     flags = {k: v for k, v in args.items() if k in names}

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 from textrl import spec
-from textrl.annotations import describe, source, strip_optional, union_members
 from textrl.spec import choices, forms, trl_releases
+from textrl.validation.annotations import describe, source, strip_optional, union_members
 
 from .python_source import WIDTH, TypeNames, docstring, field_source, import_line, py_literal
 from .schema import class_description, option_description
@@ -40,9 +40,9 @@ def config_module(algo: spec.Algorithm, names: TypeNames) -> dict[str, Any]:
             line
             for module, names in (
                 ("textrl.generated.configs.choices", choice_imports),
-                ("textrl.generated_support", ["TextRLConfig"]),
                 ("textrl.spec.forms", form_imports),
                 ("textrl.spec.sections", section_imports),
+                ("textrl.validation.generated_support", ["TextRLConfig"]),
             )
             if names
             for line in [import_line(module, names)]

@@ -104,7 +104,7 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
                  render("choices.py.jinja", aliases=aliases)),
         Artifact("trl_builders/__init__.py", "package_init.py.jinja", "spec/algorithms.py",
                  render("package_init.py.jinja", doc="One TRL config builder per algorithm; see "
-                        "textrl.trl_build.build_trl_config.")),
+                        "textrl.trl_support.build.build_trl_config.")),
         Artifact("cli_flags.py", "cli_flags.py.jinja", "spec/options",
                  render("cli_flags.py.jinja", flags=flags, everyone=tuple(a.name for a in algos))),
         Artifact("schema/textrl.schema.json", "schema.json.jinja", "spec/",

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, TypeAdapter, create_model
 
 from textrl import spec
-from textrl.config import TextRLConfig
 from textrl.spec import trl_releases
+from textrl.validation.config import TextRLConfig
 
 SCHEMA_ID = "https://textrl.dev/schema/textrl.schema.json"
 

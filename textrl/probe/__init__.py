@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .findings import LEARNS_NOTHING, Finding, ProbeReport
 
 if TYPE_CHECKING:
-    from ..cli.assemble import Assembled
+    from ..run.assemble import Assembled
 
 DEFAULT_GROUPS = 4
 
@@ -29,15 +29,15 @@ def say(what: str) -> None:
 def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
     """Build the run's trainer on its first `groups` training rows (output in a temporary folder, no tracker), probe
     it and print what was found; returns the exit status."""
-    from ..cli.build import build_trainer, load_data
+    from ..run.build import build_trainer, load_data
     from ..spec import Family
 
     cfg = run.config
     family = cfg.algorithm().family
     say(f"reading the data of {run.path or 'the config'}")
     train, evaluation = load_data(run, cfg)
-    from ..batch_plan import batch_lines
-    from ..config import processes
+    from ..validation.batch_plan import batch_lines
+    from ..validation.config import processes
 
     batch_lines(cfg, len(train), processes())  # the run's batch against the run's rows, as the run checks it
     rows = train.select(range(min(groups, len(train))))

@@ -59,7 +59,7 @@ def probe_online(trainer: Any, cfg: Any, sources: dict[str, str], prompts: int) 
 
     say(f"generating and scoring {len(rows)} group(s) x {n} completions of up to {cfg.max_completion_length} tokens")
     start = time.perf_counter()
-    from ..trainers.reward_adapters import NoneWatch
+    from ..rewards.adapters import NoneWatch
 
     NoneWatch.probing = True  # a batch no reward scored is a finding here (below), not the end of the probe
     try:
@@ -168,7 +168,7 @@ def probe_online(trainer: Any, cfg: Any, sources: dict[str, str], prompts: int) 
 
 
 def _processes() -> int:
-    from ..config import processes
+    from ..validation.config import processes
 
     return processes()
 

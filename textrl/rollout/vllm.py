@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from ..distributed import require
+from ..engines.distributed import require
 from ..errors import ConfigError, Problem
 
 VLLM_SERVE = (

@@ -10,18 +10,18 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..batch_plan import batch_lines
-from ..config import TextRLConfig
+from ..checkpoints.atomic import STAGING, AtomicCheckpoints, discard_partial
+from ..checkpoints.manifest import check_same_algorithm, trl_changes, write_manifest
 from ..data import check_dataset
-from ..distributed import describe_engine
+from ..data.lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
+from ..engines.distributed import describe_engine
+from ..engines.quantization import of_model
 from ..errors import ConfigError, Problem
-from ..lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
-from ..quantization import of_model
 from ..spec import Family
-from ..trl_build import build_trl_config
-from ..trl_compat import absorb_installed_trl
-from .atomic import STAGING, atomic_trainer_class, discard_partial
-from .manifest import check_same_algorithm, trl_changes, write_manifest
+from ..trl_support.build import build_trl_config
+from ..trl_support.compat import absorb_installed_trl
+from ..validation.batch_plan import batch_lines
+from ..validation.config import TextRLConfig
 
 
 class TextRLTrainer:
@@ -62,7 +62,7 @@ class TextRLTrainer:
             None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name, "eval_dataset")
         )
         if self.tokenizer is not None:  # chat rows without a chat template; prompts longer than the model or max_length
-            from ..chat_rows import check_chat_template
+            from ..data.chat_rows import check_chat_template
 
             check_chat_template(
                 {"the training set": self.train_dataset, "the evaluation set": self.eval_dataset},
@@ -79,7 +79,7 @@ class TextRLTrainer:
             from ..rollout.vllm import check_here
 
             check_here(self.config, getattr(model, "config", None))
-        from ..run_folder import contents
+        from ..checkpoints.run_folder import contents
         from .interrupt import GracefulStop  # imports transformers: only once a trainer is being built
         from .watchdog import StallWatchdog
 
@@ -113,7 +113,7 @@ class TextRLTrainer:
         """The TRL trainer class behind an algorithm (trl.GRPOTrainer, trl.DPOTrainer, ...). Imports TRL."""
         module, _, name = config.algorithm().trl_trainer.rpartition(".")
         trainer: type = getattr(importlib.import_module(module), name)
-        absorb_installed_trl()  # an older TRL release's run-time gaps (textrl/trl_compat.py)
+        absorb_installed_trl()  # an older TRL release's run-time gaps (textrl/trl_support/compat.py)
         return trainer
 
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
@@ -131,7 +131,12 @@ class TextRLTrainer:
 
     def _trainer_class(self) -> type:
         """The TRL trainer class this trainer builds: TRL's, with atomic checkpoints mixed in."""
-        return atomic_trainer_class(self.trl_class(self.config))
+        from .eval_progress import EvalProgress
+
+        # AtomicCheckpoints (saves) and EvalProgress (the evaluation bar) in front; same name, still a subclass of
+        # the TRL trainer
+        trl_class = self.trl_class(self.config)
+        return type(trl_class.__name__, (AtomicCheckpoints, EvalProgress, trl_class), {"__module__": __name__})
 
     def _trl_arguments(self) -> dict[str, Any]:
         """Arguments of the TRL trainer beyond those every trainer takes."""
@@ -164,7 +169,7 @@ class TextRLTrainer:
         SIGINT or SIGTERM saves a checkpoint at the end of the current step and raises TrainingInterrupted
         (a KeyboardInterrupt) naming it; a second signal stops at once.
         """
-        from ..run_lock import OutputDirLock, held
+        from ..checkpoints.lock import OutputDirLock, held
 
         output_dir = self.config.output_dir  # type: ignore[attr-defined]
         checked = held(output_dir)  # textrl-train took the folder and checked it before loading the model
@@ -174,8 +179,9 @@ class TextRLTrainer:
             return self._train(resume_from_checkpoint, resume_changed)
 
     def _check_output_dir(self, resume: str | bool | None, resume_changed: bool, overwrite: bool) -> str | bool | None:
-        """The Python API's start: the same rule as textrl-train's (textrl.run_folder), spelled as arguments."""
-        from ..run_folder import PYTHON, check_checkpoint, check_output_dir, clear, contents, note_replaced
+        """The Python API's start: the same rule as textrl-train's (textrl.checkpoints.run_folder), spelled as
+        arguments."""
+        from ..checkpoints.run_folder import PYTHON, check_checkpoint, check_output_dir, clear, contents, note_replaced
 
         output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
         if isinstance(resume, str):
@@ -196,7 +202,7 @@ class TextRLTrainer:
         accelerator.wait_for_everyone()  # every process has looked at the folder before process 0 clears it
         if replace:
             if overwrite:
-                from ..overwrite import check_replaceable, inputs
+                from ..checkpoints.overwrite import check_replaceable, inputs
 
                 source = getattr(getattr(self.trl_trainer.model, "config", None), "_name_or_path", None)
                 read = inputs([("the model", source)])
@@ -221,7 +227,7 @@ class TextRLTrainer:
             import warnings
 
             warnings.filterwarnings("ignore", r"`torch\.distributed\.\w+` is deprecated", FutureWarning)
-        from .fingerprint import FingerprintCheckpoints, check_resume, fingerprint
+        from ..checkpoints.fingerprint import FingerprintCheckpoints, check_resume, fingerprint
 
         record = fingerprint(
             self.config,
@@ -273,8 +279,8 @@ class TextRLTrainer:
         """Save the log history and draw it; a failure here is a warning, never the loss of a finished run."""
         output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
         try:
+            from ..checkpoints.files import LOG_HISTORY
             from ..report import write_report
-            from ..run_files import LOG_HISTORY
 
             partial = output_dir / f".{LOG_HISTORY}.tmp"
             partial.write_text(json.dumps(self.trl_trainer.state.log_history, indent=1), encoding="utf-8")

@@ -14,7 +14,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from .. import process_owner
+from ..engines import process_owner
 
 
 class TrainingInterrupted(KeyboardInterrupt):

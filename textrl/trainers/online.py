@@ -6,9 +6,9 @@ import importlib
 from typing import Any
 
 from ..errors import ConfigError, Problem, RewardError
-from ..reward_checks import check_preference_columns, check_signature, is_model
+from ..rewards.adapters import TRLRewards, trl_rewards
+from ..rewards.checks import check_preference_columns, check_signature, is_model
 from .base import TextRLTrainer
-from .reward_adapters import TRLRewards, trl_rewards
 
 
 def _model_id(model: Any) -> str | None:

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..reference_cache.plan import Decision, decide, write_forecast
+from ..reference_cache.store import agreed, with_reference_cache
 from .base import TextRLTrainer
-from .reference_cache import agreed, with_reference_cache
-from .reference_plan import Decision, decide, write_forecast
 
 
 class PreferenceTrainer(TextRLTrainer):

@@ -88,7 +88,7 @@ def process_fit(config: Mapping[str, Any], recipe: Mapping[str, Any] | None = No
     """The per-process rules of a translated recipe (`config`, TextRL config data) with its values over the spec's
     defaults; None when the algorithm has none or a value is not a number the rules can count with (validation then
     names it). `recipe`: the recipe as written, for the process count it names itself."""
-    from ..config import config_class  # pydantic's models: only once a recipe is read
+    from ..validation.config import config_class  # pydantic's models: only once a recipe is read
 
     algo = spec.BY_NAME.get(str(config.get("algo")))
     rules = tuple(rule for rule in algo.rules if rule.per_process) if algo is not None else ()

@@ -28,7 +28,7 @@ TRL_REWARDS = {
     "accuracy_reward": "trl.rewards:accuracy_reward",
     "reasoning_accuracy_reward": "trl.rewards:reasoning_accuracy_reward",
     "think_format_reward": "trl.rewards:think_format_reward",
-    "get_soft_overlong_punishment": "textrl.trl_rewards:soft_overlong_punishment",
+    "get_soft_overlong_punishment": "textrl.rewards.from_trl:soft_overlong_punishment",
 }
 """The reward names of TRL's GRPO and RLOO scripts, as references TextRL resolves."""
 

@@ -1,0 +1,78 @@
+"""An assembled run's data, reward and model, and the TextRL trainer built from them: shared by a training run
+and by `--probe`, which builds the same trainer (same TRL config, same sampling settings) without training."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..trainers import TextRLTrainer
+    from ..validation.config import TextRLConfig
+    from .assemble import Assembled
+
+
+def load_data(run: Assembled, cfg: TextRLConfig) -> tuple[Any, Any]:
+    """The run's training set and its evaluation set (eval_dataset, or the rows test_split_size holds out; or None)."""
+    from ..data import from_section, load_split
+    from .assemble import require_section
+
+    train, held_out = load_split(require_section(run, "dataset"), run.base_dir)
+    eval_section = getattr(cfg, "eval_dataset", None)
+    evaluation = (
+        from_section(eval_section, run.base_dir, where="eval_dataset") if eval_section is not None else held_out
+    )
+    return train, evaluation
+
+
+def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | None = None) -> TextRLTrainer:
+    """Load the run's datasets (unless `data` gives them), reward and model (with a reference copy where the family
+    needs one) and build its trainer for `cfg`: the run's config, or a probe's copy of it.
+
+    The TRL config is built once, before a model loads: extra names, precision and distributed settings fail there,
+    and with DeepSpeed ZeRO-3 that object is what makes from_pretrained partition the weights as they load."""
+    from ..models import load_section
+    from ..models.source import resolve_local
+    from ..reference_cache.store import cache_in_use
+    from ..rewards.refs import reward_from_section
+    from ..spec import Reference
+    from ..trainers import trainer_for
+    from ..trl_support.build import build_trl_config
+    from .assemble import require_section
+
+    family = cfg.algorithm().family
+    model_section = require_section(run, "model")
+    model_section = model_section.model_copy(
+        update={"name": resolve_local(model_section.name, run.base_dir, model_section.gguf_file)}
+    )
+    train, evaluation = data if data is not None else load_data(run, cfg)
+    if data is None and hasattr(train, "__len__"):  # train() checks it too, but only after the model has loaded
+        from ..validation.batch_plan import batch_lines
+        from ..validation.config import processes
+
+        batch_lines(cfg, len(train), processes())
+    reward = reward_from_section(require_section(run, "reward"), run.base_dir) if family.needs_reward else None
+    if isinstance(reward, str):  # a reward model: TRL loads it late, with transformers' messages
+        from ..models.source import check_reward_model
+
+        check_reward_model(reward)
+    trl_config = build_trl_config(cfg)
+    mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
+    # with the reference cache the reference log-probs come from the cache or from the policy's initial weights
+    loads_reference = family.reference is Reference.LOADED and not cache_in_use(cfg, train, evaluation)
+    model, tokenizer, ref = load_section(
+        model_section,
+        torch_dtype="float32" if mixed else None,
+        load_ref=loads_reference,
+        task=family.model_task,
+        seed=getattr(cfg, "seed", 42),  # a field of every generated class, not of the base
+    )
+    extra: dict[str, Any] = {"reward": reward} if family.needs_reward else {"ref_model": ref} if loads_reference else {}
+    return trainer_for(family)(
+        model=model,
+        tokenizer=tokenizer,
+        config=cfg,
+        train_dataset=train,
+        eval_dataset=evaluation,
+        trl_config=trl_config,
+        **extra,
+    )

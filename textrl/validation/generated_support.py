@@ -1,0 +1,41 @@
+"""Everything the generated code (`generated/`, written by `python -m textrl.codegen`) imports from TextRL.
+
+Generated modules import from the spec (`textrl.spec.*`), from each other, and from this module: nothing else of
+the runtime. Keeping that surface here makes the one-way flow visible (spec -> generated -> runtime) and tells a
+runtime change which names the generated code depends on.
+
+- `TextRLConfig`: the base class of every generated config class (`generated/configs/<algo>.py`).
+- `finish`, `resolve_bf16`, `as_tuple`: what a generated TRL builder (`generated/trl_builders/<algo>.py`) uses to
+  turn its validated config into TRL's config object.
+- `Flag`: one command-line flag of `generated/cli_flags.py`.
+
+The runtime reaches generated code at exactly two dispatch points, each by algorithm name through importlib (so
+that importing TextRL does not import every algorithm): `textrl.validation.config` (the config class for `algo`) and
+`textrl.trl_support.build.build_trl_config` (the TRL builder for `algo`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .flags import Flag
+
+if TYPE_CHECKING:
+    from ..trl_support.build import as_tuple, finish, resolve_bf16
+    from .config import TextRLConfig
+
+__all__ = ["Flag", "TextRLConfig", "as_tuple", "finish", "resolve_bf16"]
+_LAZY = {
+    "TextRLConfig": ".config",
+    "as_tuple": "..trl_support.build",
+    "finish": "..trl_support.build",
+    "resolve_bf16": "..trl_support.build",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Imported on first use: `--help` reads generated/cli_flags.py (Flag only) without loading pydantic."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
