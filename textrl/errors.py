@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -63,3 +65,9 @@ class RewardError(ValueError):
 
 class UnknownTRLFieldWarning(UserWarning):
     """`extra` names a field the snapshot of TRL that TextRL mirrors does not have (a newer TRL's field, or a typo)."""
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to `word` (a likely typo), or None: the "did you mean" of every message."""
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None

@@ -34,7 +34,7 @@ def _peft_section(peft: Any) -> Any:
     try:
         return PeftSection(**peft)
     except ValidationError as exc:
-        from ..validation.errors import closest
+        from ..errors import closest
 
         problems = []
         for e in exc.errors(include_url=False):

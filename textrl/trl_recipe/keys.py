@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import spec
-from ..validation.errors import closest
+from ..errors import closest
 from .recipe import Recipe
 from .tables import (
     ACCELERATE_PROFILES,

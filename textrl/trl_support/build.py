@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines.distributed import check_engines, fsdp_refusal, trl_arguments
 from ..engines.hardware import bf16_supported, has_accelerator
-from ..errors import ConfigError, Problem
-from ..validation.errors import closest
+from ..errors import ConfigError, Problem, closest
 from .env import warn_if_untested_trl
 from .releases import for_release, for_transformers
 

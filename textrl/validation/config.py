@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from pydantic._internal._model_construction import ModelMetaclass
 
 from .. import spec
-from ..errors import ConfigError, MigrationError, Problem, UnknownTRLFieldWarning
-from .errors import RuleViolations, closest, translate
+from ..errors import ConfigError, MigrationError, Problem, UnknownTRLFieldWarning, closest
+from .errors import RuleViolations, translate
 
 _PROCESSES: ContextVar[int | None] = ContextVar("textrl_processes", default=None)
 

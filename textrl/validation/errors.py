@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
 from .. import spec
-from ..errors import ConfigError, Problem
+from ..errors import ConfigError, Problem, closest
 from .annotations import describe, literal_values, strip_optional, union_members
 
 _SHAPE_ERRORS = {"string_type", "list_type", "model_type", "dict_type", "int_type", "float_type", "bool_type"}
@@ -28,12 +26,6 @@ def _shown(value: Any) -> str:
     if len(text) > 80:
         text = text[:77] + "..."
     return f"{text} ({type(value).__name__})"
-
-
-def closest(word: str, candidates: Iterable[str]) -> str | None:
-    """The candidate closest to `word` (a likely typo), or None."""
-    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return found[0] if found else None
 
 
 def unknown_key(key: str, algo: spec.Algorithm) -> str:

@@ -9,9 +9,10 @@ runtime change which names the generated code depends on.
   turn its validated config into TRL's config object.
 - `Flag`: one command-line flag of `generated/cli_flags.py`.
 
-The runtime reaches generated code at exactly two dispatch points, each by algorithm name through importlib (so
-that importing TextRL does not import every algorithm): `textrl.validation.config` (the config class for `algo`) and
-`textrl.trl_support.build.build_trl_config` (the TRL builder for `algo`).
+The runtime reaches generated code only at the dispatch points that tests/unit/test_architecture.py names
+(DISPATCH): `textrl.validation.config` (the config class for `algo`) and `textrl.trl_support.build.build_trl_config`
+(the TRL builder for `algo`), each by algorithm name through importlib so that importing TextRL does not import
+every algorithm; `textrl.cli.train` (the flag table); and `textrl.configs` (the typed classes' public address).
 """
 
 from __future__ import annotations
