@@ -113,6 +113,17 @@ def test_a_sampling_setting_from_the_models_generation_config_is_named(
     assert warning in out
 
 
+def test_generation_kwargs_as_json_text_is_read_as_trl_reads_it(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TRL takes a dict option as JSON text too, and so does the probe's sampling report. (The typed view showed that
+    the probe handed the text on as if it were a mapping; names were then found as substrings of the text.)"""
+    config = _write(tmp_path, tiny, "probe_rewards:letters", generation_kwargs='{"no_repeat_ngram_size": 2}')
+    code, out = _probe(config, capsys, "1")
+    assert code == 0, out
+    assert "no_repeat_ngram_size=2 (generation_kwargs)" in out
+
+
 def test_the_pairwise_probe_reports_reference_margins_and_lengths(
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,6 +5,7 @@ several scoring nothing warns once, async rewards keep TRL's concurrency, and pr
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,16 @@ def test_one_reward_that_scores_nothing_stops_the_run_and_skip_does_not_hide_it(
     trainer = trainer_for(tiny, tmp_path, nones("unparsed"), reward_errors="skip")
     with pytest.raises(RewardError, match=r"every reward \('unparsed'\) returned None for all 4 completions"):
         trainer.train()
+
+
+def test_a_run_that_raises_leaves_no_stall_watchdog_behind(tiny: Path, tmp_path: Path) -> None:
+    """train() that raised used to leave the stall watchdog's thread running (TRL calls on_train_end only when
+    training ends well): stall_timeout seconds later it wrote a stall file and ended the process with status 124,
+    a notebook's kernel or, 30 minutes on, a test worker of this suite."""
+    trainer = trainer_for(tiny, tmp_path, nones("unparsed"), reward_errors="skip", stall_timeout=600)
+    with pytest.raises(RewardError):
+        trainer.train()
+    assert [t for t in threading.enumerate() if t.name == "textrl-stall-watchdog"] == []
 
 
 def test_rewards_that_skip_some_completions_train(tiny: Path, tmp_path: Path) -> None:

@@ -300,3 +300,25 @@ def test_no_private_name_is_imported_from_another_module() -> None:
         if name.startswith("_") and not name.startswith("__") and module.split(".")[0] in ("textrl", "spec")
     )
     assert private == []
+
+
+CONFIG_NAMES = {"cfg", "config", "self.config", "probe_cfg", "run.config", "typed"}
+"""What the runtime calls a TextRL config."""
+
+
+def test_the_runtime_reads_options_through_the_typed_view() -> None:
+    """No `getattr(cfg, "option", default)` for an option the spec defines: the runtime reads options through
+    textrl.validation.view, typed, and a default lives in the spec only."""
+    from textrl import spec
+
+    names = set(spec.all_option_names())
+    found = []
+    for name, (source, _) in read_tree().items():
+        if _within(name, "textrl.spec") or _within(name, "textrl.generated"):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                    and len(node.args) == 3 and ast.unparse(node.args[0]) in CONFIG_NAMES
+                    and isinstance(node.args[1], ast.Constant) and node.args[1].value in names):  # fmt: skip
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
@@ -24,6 +24,9 @@ from ..spec.resume import RESCHEDULES, resume_safe
 from ..trl_support.env import version
 from .files import FINGERPRINT
 from .manifest import read_manifest
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 VERSIONS = ("textrl", "trl", "transformers", "torch", "accelerate", "peft", "datasets")
 
@@ -42,7 +45,7 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): value}
 
 
-def fingerprint(config: Any, datasets: dict[str, Any], rewards: Any, processes: int) -> dict[str, Any]:
+def fingerprint(config: TextRLConfig, datasets: dict[str, Any], rewards: Any, processes: int) -> dict[str, Any]:
     """The record of a run a checkpoint carries. `rewards`: the trainer's TRLRewards (online algorithms) or None."""
     return {
         "config": _flat(config.model_dump(mode="json")),

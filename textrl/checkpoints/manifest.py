@@ -8,10 +8,13 @@ import os
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..trl_support.env import PACKAGES, version
 from .files import LOG_HISTORY, MANIFEST, REPORT_SVG
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 
 def trl_changes(trl_config: Any) -> dict[str, Any]:
@@ -60,7 +63,7 @@ def logging_targets(trl_config: Any, output_dir: str) -> dict[str, Any]:
 def write_manifest(
     output_dir: str,
     *,
-    config: Any,
+    config: TextRLConfig,
     trl_config: Any,
     trl_changes: dict[str, Any],
     datasets: dict[str, Any],

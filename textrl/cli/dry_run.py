@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engines.distributed import check_engines, trl_arguments
 from ..errors import ConfigError
@@ -12,7 +12,11 @@ from ..rewards import Composed, as_reward
 from ..rewards.checks import check_distinct_names, check_preference_columns, check_signature
 from ..run.assemble import Assembled, require_section
 from ..spec import DIFFERENT_FROM_TRL, Family, Reference
+from ..validation.view import online, options
 from .evaluate import as_completion
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 PLACEHOLDER = "This is a placeholder completion."
 
@@ -38,7 +42,8 @@ def trl_changes(run: Assembled) -> list[tuple[str, Any, Any, str]]:
             )
             rows.append((option.trl_name, shown, default, source))
     rows += [(name, value, "-", f"fixed by algo={algo.name!r}") for name, value in algo.fixed.items()]
-    rows += [(name, value, "-", f"extra ({run.sources.get('extra', 'YAML')})") for name, value in cfg.extra.items()]  # type: ignore[attr-defined]
+    extra = options(cfg).extra
+    rows += [(name, value, "-", f"extra ({run.sources.get('extra', 'YAML')})") for name, value in extra.items()]
     return rows
 
 
@@ -48,13 +53,13 @@ def _batches(run: Assembled, rows: int) -> list[str]:
     from ..validation.config import processes
 
     cfg, world = run.config, processes()
-    per_device, accumulation = cfg.per_device_train_batch_size, cfg.gradient_accumulation_steps  # type: ignore[attr-defined]
+    per_device, accumulation = options(cfg).per_device_train_batch_size, options(cfg).gradient_accumulation_steps
     lines = [
         f"effective batch: {per_device} per device x {accumulation} accumulation x {world} process(es) = "
         f"{per_device * accumulation * world}"
     ]
-    if cfg.algorithm().family is Family.ONLINE:  # the config's rules already refused a batch that splits groups
-        n = cfg.num_generations  # type: ignore[attr-defined]
+    if (rollout := online(cfg)) is not None:  # the config's rules already refused a batch that splits groups
+        n = rollout.num_generations
         gen, source = generation_batch(cfg.model_dump(), world)
         lines.append(f"generation batch: {gen} completions = {gen // n} prompts x {n} generations per round ({source})")
     return lines + batch_lines(cfg, rows, world)
@@ -100,9 +105,10 @@ def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
     columns = sorted({c for data in datasets.values() if data is not None for c in conversational_columns(data)})
     if not columns:
         return "chat template: not needed (the rows are plain text)"
-    name = run.config.model.name  # type: ignore[attr-defined]
+    model = require_section(run, "model")
+    name = model.name
     folder = builtin_path(name) if name.startswith("textrl:") else Path(resolve_local(name, run.base_dir))
-    if folder is None or not folder.is_dir() or run.config.model.gguf_file:  # type: ignore[attr-defined]
+    if folder is None or not folder.is_dir() or model.gguf_file:
         return f"chat template: {name} is not a local model folder yet; checked when the tokenizer loads"
     check_chat_template(datasets, chat_renderer(folder) is not None, str(folder))  # as the loaded tokenizer names it
     return f"chat template: {name} has one, for the chat rows ({', '.join(columns)})"
@@ -113,7 +119,7 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
     from ..checkpoints.overwrite import inputs, model_inputs
     from ..data.lengths import check_lengths, folder_counter, limits_for
 
-    name = run.config.model.name  # type: ignore[attr-defined]
+    name = require_section(run, "model").name
     found = inputs(model_inputs("model", name, run.base_dir))
     counter = folder_counter(found[0].path) if found and found[0].path.is_dir() else None
     if counter is None:
@@ -129,23 +135,23 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
                      [f"WARNING: {note}" for note in notes])  # fmt: skip
 
 
-def _check_extra(cfg: Any) -> str:
+def _check_extra(cfg: TextRLConfig) -> str:
     """extra's keys (and --set keys that land there) against the installed release's TRL config class: the run's
     own check, from the snapshot instead of TRL itself."""
     from ..spec.trl_releases import class_field_names
     from ..trl_support.build import extra_problems
     from ..trl_support.releases import installed_release
 
-    release, algo = installed_release(), cfg.algorithm()
+    release, algo, extra = installed_release(), cfg.algorithm(), options(cfg).extra
     if release is None:
-        return f"extra: {', '.join(cfg.extra)} are checked against the installed TRL config when the run starts"
+        return f"extra: {', '.join(extra)} are checked against the installed TRL config when the run starts"
     problems = extra_problems(cfg, set(class_field_names(release, algo.trl_config)), algo.trl_config, {}, algo.fixed)
     if problems:
         raise ConfigError(problems, algo=cfg.algo)
-    return f"extra: {', '.join(cfg.extra)}: fields of {algo.trl_config} in TRL {release}"
+    return f"extra: {', '.join(extra)}: fields of {algo.trl_config} in TRL {release}"
 
 
-def _trl_release(cfg: Any) -> str:
+def _trl_release(cfg: TextRLConfig) -> str:
     """The installed TRL against the tested window, and each TRL default of that release that differs from the
     newest release's and applies to this run."""
     from ..spec.trl_releases import NEWEST, window_text
@@ -193,15 +199,15 @@ def dry_run(
     print(
         f"dataset: {len(rows)} rows{parts}, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok"
     )
-    eval_section = getattr(cfg, "eval_dataset", None)
+    eval_section = options(cfg).eval_dataset
     if eval_section is not None:
         evaluation = from_section(eval_section, run.base_dir, light=True, where="eval_dataset")
     if evaluation is not None:
         evaluation = check_dataset(evaluation, algo.data_format.name)
         held = f" (held out of dataset by test_split_size={section.test_split_size})" if eval_section is None else ""
         print(f"eval_dataset: {len(evaluation)} rows{held}: ok")
-    if cfg.env:  # type: ignore[attr-defined]
-        print("env: " + ", ".join(f"{k}={v}" for k, v in cfg.env.items()))  # type: ignore[attr-defined]
+    if options(cfg).env:
+        print("env: " + ", ".join(f"{k}={v}" for k, v in options(cfg).env.items()))
     print(_check_chat_rows(run, {"the training set": rows, "the evaluation set": evaluation}))
     print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}))
     if algo.family is Family.ONLINE:
@@ -216,24 +222,25 @@ def dry_run(
     from ..checkpoints.run_folder import contents, stopped_before_saving
     from .output_dir import check_output_target, prepare_output_dir
 
-    output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
+    output_dir = Path(options(cfg).output_dir)
     check_output_target(run, overwrite=overwrite)
     checkpoint = prepare_output_dir(run, resume=resume, overwrite=overwrite, resume_changed=resume_changed)
     replaced = not checkpoint and not overwrite and stopped_before_saving(output_dir)
     check_engines(cfg)  # DeepSpeed / vLLM / bitsandbytes installed: the same check a run makes, importing none
     from ..engines.quantization import check_attention
 
-    check_attention(cfg.model.attn_implementation, "model.attn_implementation")  # type: ignore[attr-defined]
-    if cfg.model.quantization:  # type: ignore[attr-defined]
+    check_attention(model.attn_implementation, "model.attn_implementation")
+    if model.quantization:
         from ..engines.quantization import check_runs, device
 
-        check_runs(cfg.model.quantization, "model.quantization")  # type: ignore[attr-defined]
-        print(f"quantization: {cfg.model.quantization} layers run here (bitsandbytes, on {device()})")  # type: ignore[attr-defined]
-    if getattr(cfg, "use_vllm", False):  # the run's own check on what vLLM's CPU build refuses
+        check_runs(model.quantization, "model.quantization")
+        print(f"quantization: {model.quantization} layers run here (bitsandbytes, on {device()})")
+    # the run's own check on what vLLM's CPU build refuses
+    if (rollout := online(cfg)) is not None and rollout.use_vllm:
         from ..rollout.vllm import dry_run_line
 
         print(dry_run_line(cfg, name))
-    if getattr(cfg, "bf16", "auto") is True:  # the run's own check; it needs torch, so only when bf16 is forced
+    if options(cfg).bf16 is True:  # the run's own check; it needs torch, so only when bf16 is forced
         import warnings
 
         from ..trl_support.build import resolve_bf16
@@ -242,16 +249,17 @@ def dry_run(
             warnings.simplefilter("always")
             resolve_bf16(True)
         print(f"precision: {said[0].message}" if said else "precision: bf16 on this machine's bf16-capable GPU")
-    if getattr(getattr(cfg, "distributed", None), "strategy", None) == "fsdp":  # the run's own check (needs torch)
+    section = options(cfg).distributed
+    if section is not None and section.strategy == "fsdp":  # the run's own check (needs torch)
         from ..engines.distributed import fsdp_refusal
         from ..engines.hardware import has_accelerator
 
         refusal = fsdp_refusal(cfg, accelerator=has_accelerator())
         if refusal is not None:
-            raise ConfigError([refusal], algo=cfg.algo)  # type: ignore[attr-defined]
+            raise ConfigError([refusal], algo=cfg.algo)
     for name, value in trl_arguments(cfg).items():
         print(f"distributed: TRL gets {name}={json.dumps(value)}")
-    if cfg.extra:  # type: ignore[attr-defined]
+    if options(cfg).extra:
         print(_check_extra(cfg))
     state = f" (resuming from {checkpoint.name})" if checkpoint else ""
     if replaced:

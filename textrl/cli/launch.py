@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, Problem
+from ..validation.view import options
 
 if TYPE_CHECKING:
     from ..run.assemble import Assembled
@@ -94,12 +95,12 @@ def write_launch_config(
     from ..engines.distributed import write_accelerate_config
 
     cfg = run.config
-    if getattr(cfg, "fp16", False):
+    if options(cfg).fp16:
         precision = "fp16"
     else:
         from ..trl_support.build import resolve_bf16
 
-        precision = "bf16" if resolve_bf16(getattr(cfg, "bf16", "auto")) else "no"
+        precision = "bf16" if resolve_bf16(options(cfg).bf16) else "no"
     count, address, port = machines
     written = write_accelerate_config(cfg, path, num_processes=num_processes, mixed_precision=precision,
                                       num_machines=count, main_process_ip=address, main_process_port=port)  # fmt: skip

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, Problem
+from ..validation.view import online, options
 
 if TYPE_CHECKING:
     from ..checkpoints.overwrite import Input
@@ -46,14 +47,15 @@ def run_inputs(run: Assembled) -> list[Input]:
 
     cfg = run.config
     pairs: list[tuple[str, Path | str | None]] = [("the config file", run.path)]
-    for key in ("dataset", "eval_dataset"):
-        section = getattr(cfg, key, None)
+    typed = options(cfg)
+    for key, section in (("dataset", typed.dataset), ("eval_dataset", typed.eval_dataset)):
         if section is not None:
             pairs += _dataset_inputs(key, section, run.base_dir)
-    model = getattr(cfg, "model", None)
+    model = typed.model
     if model is not None:
         pairs += model_inputs(f"model.name {model.name}", model.name, run.base_dir)
-    pairs += reward_inputs(getattr(cfg, "reward", None), run.base_dir)
+    rollout = online(cfg)
+    pairs += reward_inputs(rollout.reward if rollout is not None else None, run.base_dir)
     return inputs(pairs)
 
 
@@ -88,7 +90,7 @@ def check_output_target(run: Assembled, *, overwrite: bool) -> None:
     run reads, and not inside a dataset folder; with --overwrite, also nothing the deletion would take."""
     from ..checkpoints.run_folder import check_writable, contents
 
-    output_dir = Path(run.config.output_dir)  # type: ignore[attr-defined]
+    output_dir = Path(options(run.config).output_dir)
     check_writable(output_dir)
     if overwrite and contents(output_dir):
         check_overwrite(run, output_dir)  # says what the deletion would destroy, which covers the rule below
@@ -102,7 +104,7 @@ def prepare_output_dir(run: Assembled, *, resume: bool, overwrite: bool, resume_
     from ..checkpoints.lock import check_free
     from ..checkpoints.run_folder import check_output_dir
 
-    output_dir = Path(run.config.output_dir)  # type: ignore[attr-defined]
+    output_dir = Path(options(run.config).output_dir)
     check_free(output_dir)
     return check_output_dir(
         output_dir, resume=resume, overwrite=overwrite, algo=run.config.algo, resume_changed=resume_changed

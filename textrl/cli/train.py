@@ -14,11 +14,13 @@ from ..checkpoints.files import REPORT_SVG
 from ..checkpoints.run_folder import clear, contents, last_checkpoint, note_replaced
 from ..errors import ConfigError, DataError, Problem, RewardError
 from ..probe import DEFAULT_GROUPS
+from ..validation.view import online, options, preference
 from .launch import launch_machines, launch_processes, resume_command, write_launch_config
 from .output_dir import check_output_target, prepare_output_dir
 
 if TYPE_CHECKING:
     from ..run.assemble import Assembled
+    from ..validation.config import TextRLConfig
 
 
 _OPTION_GROUPS = (
@@ -163,7 +165,7 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_change
     from ..run.build import build_trainer
 
     cfg = run.config
-    output_dir = Path(cfg.output_dir)  # type: ignore[attr-defined]
+    output_dir = Path(options(cfg).output_dir)
     for section in ("model", "dataset"):  # a missing section is said before the output folder is looked at
         require_section(run, section)
     main = os.environ.get("RANK", "0") == "0"  # process 0 of a launch judges the folder and clears it, for all
@@ -201,12 +203,13 @@ def run_training(run: Assembled, *, resume: bool, overwrite: bool, resume_change
     return 0
 
 
-def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int, cfg: Any) -> None:
+def _summary(history: list[dict[str, Any]], output_dir: Path, global_step: int, cfg: TextRLConfig) -> None:
     from ..report.learning_signs import summary_lines
 
     steps = [h for h in history if "loss" in h]
     lines = [f"textrl-train: done at global step {global_step}, {len(steps)} logged steps; model saved to {output_dir}"]
-    lines += summary_lines(history, cfg.algo, getattr(cfg, "beta", None))
+    with_beta = online(cfg) or preference(cfg)
+    lines += summary_lines(history, cfg.algo, with_beta.beta if with_beta is not None else None)
     lines += held_out_lines(history)
     if (output_dir / REPORT_SVG).is_file():
         lines.append(f"report: {output_dir / REPORT_SVG}")
@@ -275,7 +278,7 @@ def train_main(argv: list[str] | None = None) -> int:
                 resume_changed=bool(args.get("resume_changed")),
                 device_memory=args.get("device_memory"),
             )
-        for key, value in getattr(run.config, "env", {}).items():  # as TRL's CLI: before the run imports anything
+        for key, value in options(run.config).env.items():  # as TRL's CLI: before the run imports anything
             os.environ[key] = str(value)
         if "probe" in args:
             if args["probe"] < 1:

@@ -4,7 +4,8 @@ flags, option and section docs), and the view of the spec the codegen renders.""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args, get_origin
 
@@ -244,3 +245,74 @@ def release_docs(algos: Sequence[spec.Algorithm]) -> dict[str, Any]:
             for v, s in values.items()
         ],
     }
+
+
+VIEW_GROUPS: list[tuple[str, str | None, tuple[spec.Family, ...], str]] = [
+    ("CommonOptions", None, tuple(spec.Family), "every algorithm"),
+    ("OnlineOptions", "CommonOptions", (spec.Family.ONLINE,), "the online algorithms (GRPO, RLOO, REINFORCE++)"),
+    ("PreferenceOptions", "CommonOptions", (spec.Family.PAIRWISE, spec.Family.BINARY),
+     "the offline preference algorithms, pairwise and binary (a reference model, the reference cache)"),
+    ("PairwiseOptions", "PreferenceOptions", (spec.Family.PAIRWISE,), "the pairwise preference algorithms (DPO's)"),
+    ("BinaryOptions", "PreferenceOptions", (spec.Family.BINARY,), "the binary preference algorithms (KTO)"),
+    ("RewardModelOptions", "CommonOptions", (spec.Family.REWARD_MODEL,), "reward model training"),
+]  # fmt: skip
+"""The typed view's protocols: name, parent, the families whose every algorithm has each option, and whom it covers."""
+
+
+def view_module(algos: Sequence[spec.Algorithm], names: TypeNames) -> dict[str, Any]:
+    """The typed view of a config for the runtime (generated/view.py): per group of families, a Protocol with each
+    option that every algorithm of the group has, typed as the generated classes type it (a union where they
+    differ), less what its parent declares."""
+    used: set[str] = set()
+    lookup = names.name_of(used)
+    declared: dict[str, set[str]] = {}
+    protocols: list[dict[str, Any]] = []
+    for name, parent, families, covers in VIEW_GROUPS:
+        members = [a for a in algos if a.family in families]
+        if not members:
+            continue
+        inherited = declared.get(parent, set()) if parent else set()
+        common = set.intersection(*(set(a.option_names) for a in members)) - inherited
+        fields = []
+        for option in members[0].options:
+            if option.name not in common:
+                continue
+            kinds = dict.fromkeys(
+                source(next(o for o in a.options if o.name == option.name).annotation, lookup) for a in members
+            )
+            fields.append({"name": option.name, "type": union_source(kinds), "doc": docstring(option.description)})
+        declared[name] = inherited | common
+        protocols.append({"name": name, "parent": parent or "Protocol", "covers": covers, "fields": fields})
+    section_names = sorted(n for n in used if not hasattr(choices, n) and not hasattr(forms, n))
+    imports = [
+        import_line(module, names)
+        for module, names in (
+            ("textrl.generated.configs.choices", sorted(n for n in used if hasattr(choices, n))),
+            ("textrl.spec.forms", sorted(n for n in used if hasattr(forms, n) and not hasattr(choices, n))),
+            ("textrl.spec.model", ["Algorithm"]),
+            ("textrl.spec.sections", section_names),
+        )
+        if names
+    ]
+    types = [f["type"] for p in protocols for f in p["fields"]]
+    typing_names = [n for n in ("Any", "Literal") if any(re.search(rf"\b{n}\b", t) for t in types)]
+    most_specific = {f: name for name, _, families, _ in VIEW_GROUPS if len(families) == 1 for f in families}
+    checks = [{"algo": a.name, "cls": a.class_name, "protocol": most_specific[a.family]} for a in algos]
+    return {"protocols": protocols, "imports": imports, "typing_names": ["TYPE_CHECKING", *typing_names, "Protocol"],
+            "checks": sorted(checks, key=lambda c: c["cls"])}  # fmt: skip
+
+
+def union_source(annotations: Iterable[str]) -> str:
+    """One annotation for several (`bool | None` and `bool` -> `bool | None`): their members in order of first
+    appearance, split at the top level only, None last."""
+    members: dict[str, None] = {}
+    for text in annotations:
+        depth, start = 0, 0
+        for i, ch in enumerate(text):
+            depth += 1 if ch in "[(" else -1 if ch in "])" else 0
+            if depth == 0 and text.startswith(" | ", i):
+                members[text[start:i]] = None
+                start = i + 3
+        members[text[start:]] = None
+    ordered = [m for m in members if m != "None"] + (["None"] if "None" in members else [])
+    return " | ".join(ordered)

@@ -23,6 +23,7 @@ from .contexts import (
     section_docs,
     trl_builder_module,
     trl_default_notes,
+    view_module,
 )
 from .python_source import (
     TypeNames,
@@ -105,6 +106,8 @@ def artifacts(view: SpecView = FULL_SPEC, templates: Path = TEMPLATES) -> list[A
         Artifact("trl_builders/__init__.py", "package_init.py.jinja", "spec/algorithms.py",
                  render("package_init.py.jinja", doc="One TRL config builder per algorithm; see "
                         "textrl.trl_support.build.build_trl_config.")),
+        Artifact("view.py", "view.py.jinja", "spec/algorithms.py",
+                 render("view.py.jinja", **view_module(algos, names))),
         Artifact("cli_flags.py", "cli_flags.py.jinja", "spec/options",
                  render("cli_flags.py.jinja", flags=flags, everyone=tuple(a.name for a in algos))),
         Artifact("schema/textrl.schema.json", "schema.json.jinja", "spec/",

@@ -16,11 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DataError
 from ..spec import Family
+from ..validation.view import online, preference, reward_model
 from .checks import column_values
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 CHAT_MARGIN = 256
 """Tokens a chat template may add around a row's contents (role markers, a default system prompt)."""
@@ -235,11 +239,11 @@ def folder_counter(folder: Path) -> tuple[Counter, int | None] | None:
     return count, context if isinstance(context, int) else None
 
 
-def limits_for(config: Any, context: int | None) -> Limits:
+def limits_for(config: TextRLConfig, context: int | None) -> Limits:
     """The limits a TextRL config sets (max_length for pairwise, binary and reward models; max_completion_length
     for online algorithms) beside the model's context."""
-    return Limits(
-        context=context,
-        max_length=getattr(config, "max_length", None),
-        max_completion_length=getattr(config, "max_completion_length", None),
-    )
+    rollout = online(config)
+    if rollout is not None:
+        return Limits(context=context, max_length=None, max_completion_length=rollout.max_completion_length)
+    offline = preference(config) or reward_model(config)
+    return Limits(context=context, max_length=offline.max_length if offline else None, max_completion_length=None)

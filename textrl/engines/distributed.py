@@ -11,9 +11,13 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, Problem
+from ..validation.view import online, options
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 DEEPSPEED_DEFAULT_STAGE = 2
 FSDP_DEFAULT_VERSION = 2
@@ -77,9 +81,9 @@ def fsdp_config(section: Any, *, gradient_checkpointing: bool) -> dict[str, Any]
     }
 
 
-def trl_arguments(cfg: Any) -> dict[str, Any]:
+def trl_arguments(cfg: TextRLConfig) -> dict[str, Any]:
     """The TRL config arguments for `cfg.distributed` ({} for ddp or none: `accelerate launch` sets that up)."""
-    section = getattr(cfg, "distributed", None)
+    section = options(cfg).distributed
     if section is None or section.strategy == "ddp":
         return {}
     if section.strategy == "deepspeed":
@@ -88,7 +92,7 @@ def trl_arguments(cfg: Any) -> dict[str, Any]:
 
             return {"deepspeed": deepspeed_config(section, cpu_only=not has_accelerator())}
         return {"deepspeed": deepspeed_config(section)}
-    checkpointing = bool(getattr(cfg, "gradient_checkpointing", False))
+    checkpointing = options(cfg).gradient_checkpointing
     return {
         "fsdp": True,
         "fsdp_config": fsdp_config(section, gradient_checkpointing=checkpointing),
@@ -96,12 +100,12 @@ def trl_arguments(cfg: Any) -> dict[str, Any]:
     }
 
 
-def fsdp_refusal(cfg: Any, *, accelerator: bool) -> Problem | None:
+def fsdp_refusal(cfg: TextRLConfig, *, accelerator: bool) -> Problem | None:
     """`strategy: fsdp` on a machine without a GPU-class device (`accelerator` False): accelerate 1.16 shards with
     FSDP only for its CUDA/XPU/NPU/HPU/MLU-class distributed types (accelerate/state.py); on CPUs it wraps the model
     in DDP instead, so every process would hold the whole model under an FSDP name (one process: transformers'
     "Using fsdp only works in distributed training"; FSDP1: a RuntimeError about sync_module_states)."""
-    section = getattr(cfg, "distributed", None)
+    section = options(cfg).distributed
     if section is None or section.strategy != "fsdp" or accelerator:
         return None
     return Problem(
@@ -116,10 +120,10 @@ EXPECTED_TYPE = {"deepspeed": "DEEPSPEED", "fsdp": "FSDP"}
 """accelerate's distributed type (DistributedType.value) that each sharding strategy must run as."""
 
 
-def describe_engine(cfg: Any, distributed_type: str, processes: int, machines: int = 1) -> str:
+def describe_engine(cfg: TextRLConfig, distributed_type: str, processes: int, machines: int = 1) -> str:
     """One line naming what this run really runs as, e.g. 'DeepSpeed ZeRO-3 (optimizer offloaded), 2 processes'.
     A strategy running as anything else is a ConfigError: TextRL never trains DDP under a DeepSpeed or FSDP name."""
-    section = getattr(cfg, "distributed", None)
+    section = options(cfg).distributed
     strategy = section.strategy if section is not None else "ddp"
     want = EXPECTED_TYPE.get(strategy)
     if want is not None and distributed_type != want:
@@ -144,17 +148,17 @@ def describe_engine(cfg: Any, distributed_type: str, processes: int, machines: i
     return f"DDP, {count}" if processes > 1 else "one process"
 
 
-def check_engines(cfg: Any) -> None:
+def check_engines(cfg: TextRLConfig) -> None:
     """The engines the config asks for are installed (DeepSpeed, vLLM, bitsandbytes): a ConfigError naming the extra
     if not. Imports none of them; whether bitsandbytes runs here is `quantization.check_runs` (it imports torch)."""
     from .quantization import check_installed
 
-    model = getattr(cfg, "model", None)
-    check_installed(getattr(model, "quantization", None), "model.quantization")
-    section = getattr(cfg, "distributed", None)
+    model = options(cfg).model
+    check_installed(model.quantization if model is not None else None, "model.quantization")
+    section = options(cfg).distributed
     if section is not None and section.strategy == "deepspeed":
         require("deepspeed", "distributed.strategy", "strategy deepspeed", "deepspeed")
-    if getattr(cfg, "use_vllm", False):
+    if (rollout := online(cfg)) is not None and rollout.use_vllm:
         require("vllm", "use_vllm", "use_vllm=True (vLLM rollout)", "vllm")
 
 
@@ -185,7 +189,7 @@ _ACCELERATE_FSDP_KEYS = {
 
 
 def accelerate_config(
-    cfg: Any,
+    cfg: TextRLConfig,
     *,
     num_processes: int,
     mixed_precision: str,
@@ -197,7 +201,7 @@ def accelerate_config(
     """An accelerate config (the YAML `accelerate config` writes) that launches `cfg`: `num_processes` in all, spread
     over `num_machines` (machine 0 at `main_process_ip`:`main_process_port`; each machine overrides machine_rank with
     `accelerate launch --machine_rank R`)."""
-    section = getattr(cfg, "distributed", None)
+    section = options(cfg).distributed
     strategy = section.strategy if section is not None else "ddp"
     base: dict[str, Any] = {
         "compute_environment": "LOCAL_MACHINE",
@@ -223,21 +227,21 @@ def accelerate_config(
             "deepspeed_config": {"deepspeed_config_file": deepspeed_file, "zero3_init_flag": stage == 3},
         }
     if section is not None and strategy == "fsdp":
-        options = fsdp_config(section, gradient_checkpointing=bool(getattr(cfg, "gradient_checkpointing", False)))
+        fsdp = fsdp_config(section, gradient_checkpointing=options(cfg).gradient_checkpointing)
         return base | {
             "distributed_type": "FSDP",
-            "fsdp_config": {_ACCELERATE_FSDP_KEYS[k]: v for k, v in options.items()},
+            "fsdp_config": {_ACCELERATE_FSDP_KEYS[k]: v for k, v in fsdp.items()},
         }
     return base | {"distributed_type": "MULTI_GPU" if num_processes > 1 or num_machines > 1 else "NO"}
 
 
-def write_accelerate_config(cfg: Any, path: Path, *, num_processes: int, mixed_precision: str,
+def write_accelerate_config(cfg: TextRLConfig, path: Path, *, num_processes: int, mixed_precision: str,
                             **machines: Any) -> list[Path]:  # fmt: skip
     """Write the accelerate config to `path` (and, for DeepSpeed, its JSON beside it); returns the files written.
     `machines`: accelerate_config's num_machines, main_process_ip and main_process_port."""
     import yaml
 
-    section = getattr(cfg, "distributed", None)
+    section = options(cfg).distributed
     written = []
     deepspeed_file = None
     if section is not None and section.strategy == "deepspeed":

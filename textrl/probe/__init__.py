@@ -13,6 +13,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
+from ..validation.view import online, pairwise, preference
 from .findings import LEARNS_NOTHING, Finding, ProbeReport
 
 if TYPE_CHECKING:
@@ -29,8 +30,8 @@ def say(what: str) -> None:
 def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
     """Build the run's trainer on its first `groups` training rows (output in a temporary folder, no tracker), probe
     it and print what was found; returns the exit status."""
+    from ..run.assemble import require_section
     from ..run.build import build_trainer, load_data
-    from ..spec import Family
 
     cfg = run.config
     family = cfg.algorithm().family
@@ -41,21 +42,21 @@ def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
 
     batch_lines(cfg, len(train), processes())  # the run's batch against the run's rows, as the run checks it
     rows = train.select(range(min(groups, len(train))))
-    say(f"loading {run.config.model.name} and building the run's trainer on {len(rows)} row(s)")  # type: ignore[attr-defined]
+    say(f"loading {require_section(run, 'model').name} and building the run's trainer on {len(rows)} row(s)")
     with tempfile.TemporaryDirectory(prefix="textrl-probe-") as scratch:
         scratch_run = {"output_dir": scratch, "report_to": ["none"]}
-        if hasattr(cfg, "reference_cache"):  # a probe of a few rows neither fills nor needs the reference cache
+        if preference(cfg) is not None:  # a probe of a few rows neither fills nor needs the reference cache
             scratch_run["reference_cache"] = "off"
         probe_cfg = cfg.model_copy(update=scratch_run)
         trainer = build_trainer(run, probe_cfg, (rows, evaluation))
-        if family is Family.ONLINE:
+        if (rollout := online(probe_cfg)) is not None:
             from .online import probe_online
 
-            report = probe_online(trainer, probe_cfg, run.sources, len(train))
-        elif family is Family.PAIRWISE:
+            report = probe_online(trainer, rollout, run.sources, len(train))
+        elif (pairs := pairwise(probe_cfg)) is not None:
             from .pairwise import probe_pairwise
 
-            report = probe_pairwise(trainer, probe_cfg)
+            report = probe_pairwise(trainer, pairs)
         else:
             report = ProbeReport(f"{len(rows)} row(s) of a {family.value} run")
             report.add(

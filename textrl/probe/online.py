@@ -10,12 +10,16 @@ test_probe_internals.py fails when a TRL release renames them. One forward and b
 
 from __future__ import annotations
 
+import json
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .findings import ProbeReport, share
 from .sampling import resolve
+
+if TYPE_CHECKING:
+    from ..generated.view import OnlineOptions
 
 ZERO_VARIANCE_WARN = 0.5
 """Share of groups whose completions all score the same above which the probe warns (they carry no signal)."""
@@ -25,7 +29,7 @@ SCALE_WARN = 10.0
 """Ratio between the widest and the narrowest reward component's range above which the probe warns."""
 
 
-def probe_online(trainer: Any, cfg: Any, sources: dict[str, str], prompts: int) -> ProbeReport:
+def probe_online(trainer: Any, cfg: OnlineOptions, sources: dict[str, str], prompts: int) -> ProbeReport:
     """Generate and score one group per row of `trainer`'s training set (an OnlineTrainer built on the probe's
     prompts), time a training pass, and say what threatens the run. `prompts`: the full training set's size, for
     the estimate of the run's length."""
@@ -33,7 +37,9 @@ def probe_online(trainer: Any, cfg: Any, sources: dict[str, str], prompts: int) 
     rows = [dict(row) for row in trainer.train_dataset]
     n = cfg.num_generations
     report = ProbeReport(f"{len(rows)} prompt group(s) x {n} generations, sampled with the run's settings")
-    settings = resolve(trl.generation_config, trl.model, sources, cfg.generation_kwargs or {})
+    given = cfg.generation_kwargs  # TRL's value forms: a mapping, or the same as JSON text (TRL parses it)
+    kwargs = json.loads(given) if isinstance(given, str) else given or {}
+    settings = resolve(trl.generation_config, trl.model, sources, kwargs)
     report.lines.append("sampling: " + ", ".join(f"{s.name}={s.value!r} ({s.source})" for s in settings))
     for s in (s for s in settings if s.from_model):
         report.add(
@@ -116,7 +122,7 @@ def probe_online(trainer: Any, cfg: Any, sources: dict[str, str], prompts: int) 
 
     tokens = metrics.get("completions/mean_length", 0.0) * count
     per_step = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * _processes()
-    step = per_step * (generating / count / max(1, getattr(cfg, "num_iterations", 1)) + training / count)
+    step = per_step * (generating / count / max(1, cfg.num_iterations) + training / count)
     report.lines.append(
         f"speed: {count} completions, {tokens:.0f} tokens generated in {generating:.2f} s "
         f"({tokens / generating:.1f} tokens/s); one training pass over them {training:.2f} s"
@@ -173,10 +179,10 @@ def _processes() -> int:
     return processes()
 
 
-def _total_steps(cfg: Any, prompts: int, per_step: int) -> int:
+def _total_steps(cfg: OnlineOptions, prompts: int, per_step: int) -> int:
     if cfg.max_steps > 0:
         return int(cfg.max_steps)
-    completions = prompts * cfg.num_generations * max(1, getattr(cfg, "num_iterations", 1))
+    completions = prompts * cfg.num_generations * max(1, cfg.num_iterations)
     return math.ceil(cfg.num_train_epochs * math.ceil(completions / per_step))
 
 

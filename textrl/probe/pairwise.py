@@ -7,15 +7,18 @@ It runs the TRL trainer's tokenization (the trainer is built on the probe's rows
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .findings import ProbeReport, share
+
+if TYPE_CHECKING:
+    from ..generated.view import PairwiseOptions
 
 TRUNCATED_WARN = 0.1
 """Share of rows cut at max_length above which the probe warns."""
 
 
-def probe_pairwise(trainer: Any, cfg: Any) -> ProbeReport:
+def probe_pairwise(trainer: Any, cfg: PairwiseOptions) -> ProbeReport:
     import torch
 
     trl = trainer.trl_trainer

@@ -13,18 +13,23 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..spec.reference_cache import BATCH_PAIRED_FIELDS, FORECAST_SECTIONS, REFERENCE_PASS_FIELDS
+from ..validation.view import options, preference
+
+if TYPE_CHECKING:
+    from ..generated.view import PreferenceOptions
+    from ..validation.config import TextRLConfig
 
 FORMAT = 2
 """Version of the stored layout and of the key; a change makes every older entry a miss."""
 
 
-def cache_folder(cfg: Any) -> Path:
+def cache_folder(cfg: PreferenceOptions) -> Path:
     """The folder of the reference cache: the config's reference_cache_dir, else $TEXTRL_REFERENCE_CACHE, else
     $TEXTRL_HOME/reference-logps."""
-    given = getattr(cfg, "reference_cache_dir", None) or os.environ.get("TEXTRL_REFERENCE_CACHE")
+    given = cfg.reference_cache_dir or os.environ.get("TEXTRL_REFERENCE_CACHE")
     if given:
         return Path(given).expanduser()
     from ..models.gguf import textrl_home
@@ -94,16 +99,16 @@ def rows_digest(data: Any) -> str:
     return digest.hexdigest()
 
 
-def forecast_key(cfg: Any, datasets: dict[str, Any]) -> str:
+def forecast_key(cfg: TextRLConfig, datasets: dict[str, Any]) -> str:
     """What a run's reference pass depends on, known before anything loads: the reference-pass options, the model
     section and its files, the datasets' rows, the TRL version."""
-    options = cfg.model_dump(mode="json")
+    dumped = cfg.model_dump(mode="json")
     family = cfg.algorithm().family
     from ..spec import Family
 
     names = REFERENCE_PASS_FIELDS + (BATCH_PAIRED_FIELDS if family is Family.BINARY else ())
-    model = getattr(cfg, "model", None)
-    sections = {n: options.get(n) for n in FORECAST_SECTIONS}
+    model = options(cfg).model
+    sections: dict[str, Any] = {n: dumped.get(n) for n in FORECAST_SECTIONS}
     if model is not None and model.peft is not None:
         if model.peft.use_dora or model.peft.modules_to_save:  # the reference runs TRL's copy of the adapter,
             names += ("seed",)  # drawn from the seed
@@ -113,7 +118,7 @@ def forecast_key(cfg: Any, datasets: dict[str, Any]) -> str:
         {
             "format": FORMAT,
             "algo_family": family.value,
-            "options": {n: options[n] for n in names if n in options},
+            "options": {n: dumped[n] for n in names if n in dumped},
             "sections": sections,
             "model_files": _model_files(model.name) if model is not None else [],
             "rows": {k: rows_digest(d) for k, d in datasets.items() if d is not None},
@@ -149,37 +154,38 @@ class Decision:
         return f"reference cache: on, {state} ({self.reason}; {self.folder})"
 
 
-def rows_seen(cfg: Any, rows: int, processes: int) -> int:
+def rows_seen(cfg: TextRLConfig, rows: int, processes: int) -> int:
     """How many training rows the run's optimizer steps draw (an epoch is `rows`)."""
-    steps = getattr(cfg, "max_steps", -1)
-    if steps is not None and steps > 0:
-        per_step = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps * max(1, processes)
-        return int(steps * per_step)
-    return int(float(getattr(cfg, "num_train_epochs", 1.0)) * rows)
+    typed = options(cfg)
+    if typed.max_steps > 0:
+        per_step = typed.per_device_train_batch_size * typed.gradient_accumulation_steps * max(1, processes)
+        return int(typed.max_steps * per_step)
+    return int(typed.num_train_epochs * rows)
 
 
-def decide(cfg: Any, train: Any, evaluation: Any, processes: int) -> Decision:
+def decide(cfg: TextRLConfig, train: Any, evaluation: Any, processes: int) -> Decision:
     """Whether this run uses the reference cache (`reference_cache`: auto, on or off); see the option's text."""
-    setting = getattr(cfg, "reference_cache", None)
-    if setting is None:
+    offline = preference(cfg)
+    if offline is None:
         return Decision(False, f"{cfg.algo} has no reference log-probs to cache")
+    setting = offline.reference_cache
     if setting == "off":
         return Decision(False, "reference_cache: off")
-    if getattr(cfg, "sync_ref_model", False):
+    if offline.sync_ref_model:
         return Decision(False, "sync_ref_model moves the reference, so its log-probs cannot be stored")
-    if getattr(getattr(cfg, "distributed", None), "zero3", False):
+    if offline.distributed is not None and offline.distributed.zero3:
         return Decision(False, "ZeRO-3 partitions the weights as they load, so they cannot be fingerprinted")
     for name, data in (("dataset", train), ("eval_dataset", evaluation)):
         if data is not None and not hasattr(data, "__len__"):
             return Decision(False, f"{name} is streamed; TRL precomputes reference log-probs of map-style data only")
-    folder = cache_folder(cfg)
+    folder = cache_folder(offline)
     key = forecast_key(cfg, {"train": train, "eval": evaluation})
     hit = _forecast_hit(folder, key)
     if setting == "on":
         return Decision(True, "reference_cache: on", folder, key, hit)
     if hit:
         return Decision(True, "auto: the cache holds this run's reference log-probs", folder, key, hit)
-    if getattr(cfg, "precompute_ref_log_probs", False):
+    if offline.precompute_ref_log_probs:
         return Decision(True, "auto: precompute_ref_log_probs is on, so storing them costs nothing", folder, key)
     seen = rows_seen(cfg, len(train), processes)
     if seen >= len(train):

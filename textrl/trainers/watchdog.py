@@ -53,7 +53,14 @@ class StallWatchdog(TrainerCallback):
         self._thread.start()
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """End the watch: training is over, however it ended. A watch left running after train() raised would stop
+        the process `timeout` seconds later (a notebook's kernel, a test worker)."""
         self._done.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
 
     def _progress(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.beat(state)

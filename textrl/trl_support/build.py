@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engines.distributed import check_engines, fsdp_refusal, trl_arguments
 from ..engines.hardware import bf16_supported, has_accelerator
 from ..errors import ConfigError, Problem, closest
+from ..validation.view import options as view
 from .env import warn_if_untested_trl
 from .releases import for_release, for_transformers
 
@@ -66,14 +68,14 @@ def as_tuple(value: list[float] | None) -> tuple[float, ...] | None:
 
 
 def extra_problems(
-    cfg: TextRLConfig, trl_fields: set[str], trl_class: str, values: dict[str, Any], fixed: dict[str, Any]
+    cfg: TextRLConfig, trl_fields: set[str], trl_class: str, values: dict[str, Any], fixed: Mapping[str, Any]
 ) -> list[Problem]:
     """What is wrong with the keys of `extra` (and `--set` keys that landed there): not a field of `trl_class`, or
     a field a TextRL option or the algorithm already sets. The run checks the installed TRL class; the dry run the
     snapshot of the installed release (the same names)."""
-    options = {o.name: o for o in cfg.algorithm().options}
+    spec_options = {o.name: o for o in cfg.algorithm().options}
     problems = []
-    for key in getattr(cfg, "extra", {}):
+    for key in view(cfg).extra:
         if key not in trl_fields:
             guess = closest(key.strip(), sorted(trl_fields))
             hint = f" Did you mean {guess!r}?" if guess else ""
@@ -85,8 +87,10 @@ def extra_problems(
                     f"name of {trl_class}, or remove it.",
                 )
             )
-        elif key in values or key in fixed or key in options:
-            owner = key if key in options else next((o.name for o in options.values() if o.trl_name == key), key)
+        elif key in values or key in fixed or key in spec_options:
+            owner = (
+                key if key in spec_options else next((o.name for o in spec_options.values() if o.trl_name == key), key)
+            )
             why = f"is fixed by algo={cfg.algo!r}" if key in fixed else f"is set by the TextRL option {owner}"
             problems.append(
                 Problem(
@@ -104,7 +108,7 @@ def finish(
     class, and build it."""
     values = {**values, **{name: getattr(cfg, name) for name in mirrored if name in cfg.model_fields_set}}
     trl_fields = {f.name for f in dataclasses.fields(trl_class) if f.init}
-    extra: dict[str, Any] = getattr(cfg, "extra", {})
+    extra = view(cfg).extra
     options = {o.name: o for o in cfg.algorithm().options}
     problems = extra_problems(cfg, trl_fields, cfg.algorithm().trl_config, values, fixed)
     if problems:
@@ -112,7 +116,7 @@ def finish(
     set_by_user = {o.trl_name or o.name for o in options.values() if o.name in cfg.model_fields_set} | set(extra)
     kwargs = for_release({**values, **fixed, **trl_arguments(cfg), **extra}, trl_fields, set_by_user)
     kwargs = for_transformers(kwargs, trl_fields)
-    if kwargs.get("fp16") and getattr(cfg, "bf16", None) == "auto":
+    if kwargs.get("fp16") and view(cfg).bf16 == "auto":
         kwargs["bf16"] = False  # "auto" means bf16 only when the user has not chosen fp16
     accelerator = has_accelerator()
     refusal = fsdp_refusal(cfg, accelerator=accelerator)

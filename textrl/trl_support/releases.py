@@ -6,11 +6,15 @@ Reads package metadata only; an older release's snapshot is read only when that 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Problem
 from ..spec import trl_releases as releases
+from ..validation.view import options
 from .env import version
+
+if TYPE_CHECKING:
+    from ..validation.config import TextRLConfig
 
 
 def installed_release() -> str | None:
@@ -24,7 +28,7 @@ def _upgrade(since: str) -> str:
     return f"pip install 'trl>={since},<{major}.{int(minor) + 1}'"
 
 
-def release_problems(cfg: Any, trl_version: str | None = None) -> list[Problem]:
+def release_problems(cfg: TextRLConfig, trl_version: str | None = None) -> list[Problem]:
     """What the installed TRL (or `trl_version`) cannot take of this config: an option its config class lacks, or a
     value its field's type does not allow, each with the first release that takes it. Options left unset are never
     refused: TextRL does not send an unset mirrored option, and drops a hand-written one the release lacks."""
@@ -107,7 +111,7 @@ def for_transformers(kwargs: Mapping[str, Any], trl_fields: set[str]) -> dict[st
     }
 
 
-def default_notes(cfg: Any, trl_version: str | None = None) -> list[str]:
+def default_notes(cfg: TextRLConfig, trl_version: str | None = None) -> list[str]:
     """Lines for the dry run: each TRL default of the installed release (or `trl_version`'s) that differs from the
     newest release's and applies to this run (TextRL leaves the field to TRL), with what the difference does."""
     installed = trl_version or version("trl")
@@ -116,7 +120,7 @@ def default_notes(cfg: Any, trl_version: str | None = None) -> list[str]:
         return []
     algo = cfg.algorithm()
     sent = {o.trl_name for o in algo.options if o.trl_name and (not o.mirrored or o.name in cfg.model_fields_set)}
-    sent |= set(algo.fixed) | set(getattr(cfg, "extra", None) or {})
+    sent |= set(algo.fixed) | set(options(cfg).extra)
     return [
         f"{name}: TRL {installed} defaults to {old!r}, TRL {releases.NEWEST} to {new!r}; this run uses {old!r}. "
         f"{releases.DEFAULT_CHANGES.get(name, 'What the difference does is not recorded (spec/trl_releases.py)')}."

@@ -8,20 +8,23 @@ than one global batch. TextRL refuses both, and says how many rows each epoch le
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, Problem
-from ..spec import Family
+from .view import online, options
+
+if TYPE_CHECKING:
+    from .config import TextRLConfig
 
 
-def batch_lines(cfg: Any, rows: int, world: int) -> list[str]:
+def batch_lines(cfg: TextRLConfig, rows: int, world: int) -> list[str]:
     """What one epoch of `rows` training rows amounts to (printed by the dry run); raises ConfigError when it is
     not a single batch."""
     from ..spec.rules import generation_batch
 
-    per_device = cfg.per_device_train_batch_size
-    if cfg.algorithm().family is Family.ONLINE:
-        n = cfg.num_generations
+    per_device = options(cfg).per_device_train_batch_size
+    if (rollout := online(cfg)) is not None:
+        n = rollout.num_generations
         gen, _ = generation_batch(cfg.model_dump(), world)
         prompts = gen // n
         rounds = rows // prompts
@@ -43,7 +46,7 @@ def batch_lines(cfg: Any, rows: int, world: int) -> list[str]:
         tail = f"; {left} rows left out of each epoch (TRL drops a partial round)" if left else ""
         return [f"epoch: {rows} rows = {rounds} generation round(s) of {prompts} prompts{tail}"]
     batch = per_device * world
-    if getattr(cfg, "dataloader_drop_last", False) and rows < batch:
+    if options(cfg).dataloader_drop_last and rows < batch:
         raise ConfigError(
             [
                 Problem(
