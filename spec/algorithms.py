@@ -1,26 +1,27 @@
 """Every supported algorithm: one entry each. Adding an algorithm or DPO loss is an edit here plus regenerating."""
 
+from . import choices
 from .formats import BINARY, PAIRWISE, PROMPT_ONLY, REWARD_PAIRS
 from .mirrored import complete
-from .model import Algorithm, Family, Option, Paper
+from .model import Algorithm, Family, Paper
 from .options import online as on
 from .options import preference as pref
 from .options.sections import REWARD, SECTIONS
 from .options.training import COMMON, LEARNING_RATE
 from .rules import (
     COMMON_RULES,
-    COMPOSED_REWARD_WEIGHTS,
-    EVAL_GENERATION_BATCH,
-    GENERATION_BATCH,
-    NO_LORA_ON_HEAD,
-    PADDING_FREE_UNAVAILABLE,
-    REF_SYNC_NOT_PRECOMPUTED,
-    REFERENCE_CACHE_WHOLE_WEIGHTS,
-    REWARD_WEIGHTS_COUNT,
-    TOOL_ITERATIONS_NEED_TOOLS,
-    VLLM_NOT_8BIT,
-    VLLM_SETTINGS_NEED_VLLM,
+    composed_reward_weights,
+    eval_generation_batch_divisible,
+    generation_batch_divisible,
+    no_lora_on_lm_head,
+    padding_free_unavailable,
     pairwise_rules,
+    ref_sync_not_precomputed,
+    reference_cache_whole_weights,
+    reward_weights_count,
+    tool_iterations_need_tools,
+    vllm_not_8bit,
+    vllm_settings_need_use_vllm,
 )
 
 
@@ -30,8 +31,8 @@ def _hf(arxiv_id: str, title: str) -> Paper:
 
 _REF_SYNC = (pref.SYNC_REF_MODEL, pref.REF_MODEL_MIXUP_ALPHA, pref.REF_MODEL_SYNC_STEPS)
 _ONLINE_TAIL = (*_REF_SYNC, pref.DISABLE_DROPOUT.but(default=False), *on.VLLM, REWARD, *SECTIONS)
-_ONLINE_RULES = (GENERATION_BATCH, EVAL_GENERATION_BATCH, COMPOSED_REWARD_WEIGHTS, REWARD_WEIGHTS_COUNT,
-                 VLLM_SETTINGS_NEED_VLLM, VLLM_NOT_8BIT, *COMMON_RULES)  # fmt: skip
+_ONLINE_RULES = (generation_batch_divisible, eval_generation_batch_divisible, composed_reward_weights,
+                 reward_weights_count, vllm_settings_need_use_vllm, vllm_not_8bit, *COMMON_RULES)  # fmt: skip
 
 GRPO = Algorithm(
     name="grpo", title="GRPO", family=Family.ONLINE,
@@ -39,7 +40,7 @@ GRPO = Algorithm(
     "completion's reward relative to its group as the advantage; no value model.",
     trl_trainer="trl.GRPOTrainer", trl_config="trl.GRPOConfig", data_format=PROMPT_ONLY,
     options=(*COMMON, *on.GENERATION, *on.GRPO_LOSS, *_ONLINE_TAIL),
-    rules=(*_ONLINE_RULES, TOOL_ITERATIONS_NEED_TOOLS),
+    rules=(*_ONLINE_RULES, tool_iterations_need_tools),
     paper=_hf("2402.03300", "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models"),
 )  # fmt: skip
 
@@ -75,8 +76,8 @@ REINFORCE_PP = Algorithm(
 _PAIR_BASE = (*COMMON, pref.BETA_DPO, pref.MAX_LENGTH, pref.PADDING_FREE, pref.LD_ALPHA,
               *pref.REFERENCE)  # fmt: skip
 _F_DIV = (pref.F_DIVERGENCE_TYPE, pref.F_ALPHA_DIVERGENCE_COEF)
-_PAIR_RULES = (*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, REFERENCE_CACHE_WHOLE_WEIGHTS,
-               PADDING_FREE_UNAVAILABLE)  # fmt: skip
+_PAIR_RULES = (*COMMON_RULES, no_lora_on_lm_head, ref_sync_not_precomputed, reference_cache_whole_weights,
+               padding_free_unavailable)  # fmt: skip
 _DPO_TRAINER = {"trl_trainer": "trl.DPOTrainer", "trl_config": "trl.DPOConfig", "family": Family.PAIRWISE,
                 "data_format": PAIRWISE}  # fmt: skip
 
@@ -92,10 +93,20 @@ DPO = Algorithm(
 )  # fmt: skip
 
 
-def _fixed_loss(
-    name: str, loss: str, title: str, summary: str, paper: Paper, extra: tuple[Option, ...] = ()
-) -> Algorithm:
-    """A DPO-family algorithm that is DPOTrainer with one fixed loss_type."""
+def _fixed_loss(name: str, *, title: str, summary: str, paper: Paper, loss: str | None = None) -> Algorithm:
+    """A DPO-family algorithm that is DPOTrainer with one fixed loss_type (`loss`, by default `name`); the options
+    beside the pairwise ones follow from what the loss takes (spec/choices.py, DPO_LOSSES)."""
+    loss = loss or name
+    traits = choices.DPO_LOSSES[loss]
+    smoothing = pref.LABEL_SMOOTHING
+    if traits.label_smoothing_default is not None:
+        smoothing = smoothing.but(default=traits.label_smoothing_default)
+    extra = (
+        *((smoothing,) if traits.label_smoothing else ()),
+        *((pref.DISCOPOP_TAU,) if traits.discopop_tau else ()),
+        *(_F_DIV if traits.f_divergence else ()),
+        *((pref.USE_WEIGHTING,) if traits.use_weighting else ()),
+    )
     one_loss = (f"algo={name!r} trains one loss ({loss}), and loss_weights weigh several. Fix: use algo='dpo' with "
                 f"loss_type=[{loss!r}, ...] and loss_weights=[...]")  # fmt: skip
     return Algorithm(
@@ -105,58 +116,58 @@ def _fixed_loss(
     )  # fmt: skip
 
 
-IPO = _fixed_loss("ipo", "ipo", "IPO", "Identity Preference Optimization: a squared loss on the log-ratio gap "
+IPO = _fixed_loss("ipo", title="IPO", summary="Identity Preference Optimization: a squared loss on the log-ratio gap "
                   "that does not saturate, against over-fitting deterministic preferences; beta is the τ of the paper.",
-                  _hf("2310.12036", "A General Theoretical Paradigm to Understand Learning from Human Preferences"),
-                  (*_F_DIV, pref.USE_WEIGHTING))  # fmt: skip
-HINGE = _fixed_loss("hinge", "hinge", "SLiC (hinge)", "Hinge loss on the log-ratio gap (SLiC-HF); beta is the "
-                    "inverse margin.", _hf("2305.10425", "SLiC-HF: Sequence Likelihood Calibration with Human "
-                    "Feedback"), (*_F_DIV, pref.USE_WEIGHTING))  # fmt: skip
-APO_ZERO = _fixed_loss("apo_zero", "apo_zero", "APO-zero", "Anchored Preference Optimization pushing chosen up and "
-                       "rejected down; for when chosen completions are better than the model's own.",
-                       _hf("2408.06266", "Anchored Preference Optimization and Contrastive Revisions"),
-                       (pref.USE_WEIGHTING,))  # fmt: skip
-APO_DOWN = _fixed_loss("apo_down", "apo_down", "APO-down", "Anchored Preference Optimization pushing both down, "
+                  paper=_hf("2310.12036", "A General Theoretical Paradigm to Understand Learning from Human "
+                            "Preferences"))  # fmt: skip
+HINGE = _fixed_loss("hinge", title="SLiC (hinge)", summary="Hinge loss on the log-ratio gap (SLiC-HF); beta is the "
+                    "inverse margin.", paper=_hf("2305.10425", "SLiC-HF: Sequence Likelihood Calibration with Human "
+                    "Feedback"))  # fmt: skip
+APO_ZERO = _fixed_loss("apo_zero", title="APO-zero", summary="Anchored Preference Optimization pushing chosen up "
+                       "and rejected down; for when chosen completions are better than the model's own.",
+                       paper=_hf("2408.06266", "Anchored Preference Optimization and Contrastive "
+                                 "Revisions"))  # fmt: skip
+APO_DOWN = _fixed_loss("apo_down", title="APO-down", summary="Anchored Preference Optimization pushing both down, "
                        "rejected more; for when the model is already better than the chosen completions.",
-                       _hf("2408.06266", "Anchored Preference Optimization and Contrastive Revisions"),
-                       (pref.USE_WEIGHTING,))  # fmt: skip
-BCO_PAIR = _fixed_loss("bco_pair", "bco_pair", "BCO (paired)", "Binary Classifier Optimization on pairs: chosen "
+                       paper=_hf("2408.06266", "Anchored Preference Optimization and Contrastive "
+                                 "Revisions"))  # fmt: skip
+BCO_PAIR = _fixed_loss("bco_pair", title="BCO (paired)", summary="Binary Classifier Optimization on pairs: chosen "
                        "and rejected are classified separately with a running reward shift.",
-                       _hf("2404.04656", "Binary Classifier Optimization for Large Language Model Alignment"),
-                       (pref.USE_WEIGHTING,))  # fmt: skip
-NCA_PAIR = _fixed_loss("nca_pair", "nca_pair", "NCA", "Noise Contrastive Alignment: optimises absolute "
+                       paper=_hf("2404.04656", "Binary Classifier Optimization for Large Language Model "
+                                 "Alignment"))  # fmt: skip
+NCA_PAIR = _fixed_loss("nca_pair", title="NCA", summary="Noise Contrastive Alignment: optimises absolute "
                        "likelihoods of chosen and rejected, not only their gap.",
-                       _hf("2402.05369", "Noise Contrastive Alignment of Language Models with Explicit Rewards"),
-                       (pref.USE_WEIGHTING,))  # fmt: skip
-ROBUST_DPO = _fixed_loss("robust_dpo", "robust", "Robust DPO", "DPO made unbiased under preference-label noise "
-                         "of rate label_smoothing (which must lie in [0, 0.5)).",
-                         _hf("2403.00409", "Provably Robust DPO: Aligning Language Models with Noisy Feedback"),
-                         (pref.LABEL_SMOOTHING.but(default=0.1), *_F_DIV, pref.USE_WEIGHTING))  # fmt: skip
-AOT = _fixed_loss("aot", "aot", "AOT", "Alignment via Optimal Transport: first-order stochastic dominance of "
+                       paper=_hf("2402.05369", "Noise Contrastive Alignment of Language Models with Explicit "
+                                 "Rewards"))  # fmt: skip
+ROBUST_DPO = _fixed_loss("robust_dpo", loss="robust", title="Robust DPO", summary="DPO made unbiased under "
+                         "preference-label noise of rate label_smoothing (which must lie in [0, 0.5)).",
+                         paper=_hf("2403.00409", "Provably Robust DPO: Aligning Language Models with Noisy "
+                                   "Feedback"))  # fmt: skip
+AOT = _fixed_loss("aot", title="AOT", summary="Alignment via Optimal Transport: first-order stochastic dominance of "
                   "chosen over rejected, on sorted log-ratios within the batch (paired).",
-                  _hf("2406.05882", "Distributional Preference Alignment of LLMs via Optimal Transport"),
-                  (pref.LABEL_SMOOTHING,))  # fmt: skip
-AOT_UNPAIRED = _fixed_loss("aot_unpaired", "aot_unpaired", "AOT (unpaired)", "Alignment via Optimal Transport "
+                  paper=_hf("2406.05882", "Distributional Preference Alignment of LLMs via Optimal "
+                            "Transport"))  # fmt: skip
+AOT_UNPAIRED = _fixed_loss("aot_unpaired", title="AOT (unpaired)", summary="Alignment via Optimal Transport "
                            "with chosen and rejected sorted independently.",
-                           _hf("2406.05882", "Distributional Preference Alignment of LLMs via Optimal Transport"),
-                           (pref.LABEL_SMOOTHING,))  # fmt: skip
-DISCOPOP = _fixed_loss("discopop", "discopop", "DiscoPOP", "The log-ratio modulated loss discovered by LLM-driven "
+                           paper=_hf("2406.05882", "Distributional Preference Alignment of LLMs via Optimal "
+                                     "Transport"))  # fmt: skip
+DISCOPOP = _fixed_loss("discopop", title="DiscoPOP", summary="The log-ratio modulated loss discovered by LLM-driven "
                        "objective search; discopop_tau sets its temperature.",
-                       _hf("2406.08414", "Discovering Preference Optimization Algorithms with and for Large "
-                           "Language Models"), (pref.DISCOPOP_TAU, *_F_DIV, pref.USE_WEIGHTING))  # fmt: skip
-SPPO_HARD = _fixed_loss("sppo_hard", "sppo_hard", "SPPO (hard labels)", "Self-Play Preference Optimization with "
+                       paper=_hf("2406.08414", "Discovering Preference Optimization Algorithms with and for Large "
+                                 "Language Models"))  # fmt: skip
+SPPO_HARD = _fixed_loss("sppo_hard", title="SPPO (hard labels)", summary="Self-Play Preference Optimization with "
                         "hard win/lose labels: pushes chosen towards 1/2β and rejected towards -1/2β.",
-                        _hf("2405.00675", "Self-Play Preference Optimization for Language Model Alignment"),
-                        (pref.USE_WEIGHTING,))  # fmt: skip
-EXO_PAIR = _fixed_loss("exo_pair", "exo_pair", "EXO", "Efficient Exact Optimization: minimises the reverse KL to "
+                        paper=_hf("2405.00675", "Self-Play Preference Optimization for Language Model "
+                                  "Alignment"))  # fmt: skip
+EXO_PAIR = _fixed_loss("exo_pair", title="EXO", summary="Efficient Exact Optimization: minimises the reverse KL to "
                        "the preference distribution; needs label_smoothing > 0.",
-                       _hf("2402.00856", "Towards Efficient Exact Optimization of Language Model Alignment"),
-                       (pref.LABEL_SMOOTHING.but(default=1e-3), *_F_DIV, pref.USE_WEIGHTING))  # fmt: skip
-SIGMOID_NORM = _fixed_loss("sigmoid_norm", "sigmoid_norm", "DPO (length-normalised)", "The sigmoid DPO loss on "
+                       paper=_hf("2402.00856", "Towards Efficient Exact Optimization of Language Model "
+                                 "Alignment"))  # fmt: skip
+SIGMOID_NORM = _fixed_loss("sigmoid_norm", title="DPO (length-normalised)", summary="The sigmoid DPO loss on "
                            "log-ratios averaged per token, removing DPO's bias towards long completions (SimPO's "
                            "length normalisation, keeping the reference model).",
-                           _hf("2405.14734", "SimPO: Simple Preference Optimization with a Reference-Free Reward"),
-                           (*_F_DIV, pref.USE_WEIGHTING))  # fmt: skip
+                           paper=_hf("2405.14734", "SimPO: Simple Preference Optimization with a Reference-Free "
+                                     "Reward"))  # fmt: skip
 
 KTO = Algorithm(
     name="kto", title="KTO", family=Family.BINARY,
@@ -165,7 +176,7 @@ KTO = Algorithm(
     trl_trainer="trl.KTOTrainer", trl_config="trl.KTOConfig", data_format=BINARY,
     options=(*COMMON, pref.BETA_DPO, pref.KTO_LOSS_TYPE, pref.DESIRABLE_WEIGHT, pref.UNDESIRABLE_WEIGHT,
              pref.MAX_LENGTH, *pref.REFERENCE, *SECTIONS),
-    rules=(*COMMON_RULES, NO_LORA_ON_HEAD, REF_SYNC_NOT_PRECOMPUTED, REFERENCE_CACHE_WHOLE_WEIGHTS),
+    rules=(*COMMON_RULES, no_lora_on_lm_head, ref_sync_not_precomputed, reference_cache_whole_weights),
     paper=_hf("2402.01306", "KTO: Model Alignment as Prospect Theoretic Optimization"),
 )  # fmt: skip
 

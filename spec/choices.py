@@ -1,19 +1,51 @@
 """Closed choices, each a `Literal`: TRL takes these as free strings and fails late on a typo."""
 
+from dataclasses import dataclass
 from typing import Literal
 
 GRPO_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 GrpoLossType = Literal[GRPO_LOSS_TYPES]  # type: ignore[valid-type]
 
-DPO_LOSS_TYPES = (
-    "sigmoid", "hinge", "ipo", "exo_pair", "nca_pair", "robust", "bco_pair", "sppo_hard",
-    "aot", "aot_unpaired", "apo_zero", "apo_down", "discopop", "sft", "sigmoid_norm",
-)  # fmt: skip
-DpoLossType = Literal[DPO_LOSS_TYPES]  # type: ignore[valid-type]
+@dataclass(frozen=True)
+class DpoLoss:
+    """What one DPO loss takes beside beta: the one record that the loss list, the loss rules and the fixed-loss
+    algorithms (spec/algorithms.py) read."""
 
-# The DPO losses built on the chosen-minus-rejected reward difference; only these accept an
-# f-divergence other than reverse KL (TRL raises inside the loss for the others).
-F_DIVERGENCE_LOSSES = ("sigmoid", "sigmoid_norm", "hinge", "ipo", "exo_pair", "robust", "discopop", "sft")
+    f_divergence: bool = False
+    """Built on the chosen-minus-rejected reward difference, so it takes an f_divergence_type other than reverse_kl
+    (TRL raises inside the loss for the others)."""
+    use_weighting: bool = True
+    """TRL implements use_weighting for it (it raises at trainer start for the others)."""
+    label_smoothing: bool = False
+    """It reads label_smoothing."""
+    label_smoothing_default: float | None = None
+    """label_smoothing's default where the loss needs another than the option's."""
+    discopop_tau: bool = False
+    """It reads discopop_tau."""
+
+
+DPO_LOSSES = {
+    "sigmoid": DpoLoss(f_divergence=True),
+    "hinge": DpoLoss(f_divergence=True),
+    "ipo": DpoLoss(f_divergence=True),
+    "exo_pair": DpoLoss(f_divergence=True, label_smoothing=True, label_smoothing_default=1e-3),
+    "nca_pair": DpoLoss(),
+    "robust": DpoLoss(f_divergence=True, label_smoothing=True, label_smoothing_default=0.1),
+    "bco_pair": DpoLoss(),
+    "sppo_hard": DpoLoss(),
+    "aot": DpoLoss(use_weighting=False, label_smoothing=True),
+    "aot_unpaired": DpoLoss(use_weighting=False, label_smoothing=True),
+    "apo_zero": DpoLoss(),
+    "apo_down": DpoLoss(),
+    "discopop": DpoLoss(f_divergence=True, discopop_tau=True),
+    "sft": DpoLoss(f_divergence=True),
+    "sigmoid_norm": DpoLoss(f_divergence=True),
+}
+DPO_LOSS_TYPES = tuple(DPO_LOSSES)
+DpoLossType = Literal[DPO_LOSS_TYPES]  # type: ignore[valid-type]
+F_DIVERGENCE_LOSSES = tuple(name for name, loss in DPO_LOSSES.items() if loss.f_divergence)
+NO_WEIGHTING_LOSSES = tuple(name for name, loss in DPO_LOSSES.items() if not loss.use_weighting)
+
 F_DIVERGENCE_TYPES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 FDivergenceType = Literal[F_DIVERGENCE_TYPES]  # type: ignore[valid-type]
 

@@ -156,6 +156,16 @@ class Rule(_Frozen):
         return self.check(values, processes) if self.per_process else self.check(values)
 
 
+def rule(*fields: str, description: str, per_process: bool = False) -> Callable[[Callable[..., str | None]], Rule]:
+    """The Rule that the decorated check is: named as the function, so that a rule has one name (its constant, its
+    check and the name messages and docs use)."""
+
+    def make(check: Callable[..., str | None]) -> Rule:
+        return Rule(name=check.__name__, fields=fields, description=description, check=check, per_process=per_process)
+
+    return make
+
+
 class DataFormat(_Frozen):
     """The dataset columns an algorithm needs: every column it reads, and which of them a dataset may leave out."""
 

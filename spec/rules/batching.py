@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Rule
+from ..model import rule
 
 
 def _divisors(total: int, most: int = 12) -> list[int]:
@@ -35,7 +35,17 @@ def generation_batch(cfg: Mapping[str, Any], processes: int) -> tuple[int, str]:
     return cfg["per_device_train_batch_size"] * steps * processes, source
 
 
-def _generation_batch(cfg: Mapping[str, Any], world: int) -> str | None:
+@rule(
+    "num_generations",
+    "per_device_train_batch_size",
+    "generation_batch_size",
+    "steps_per_generation",
+    description="The generation batch (per_device_train_batch_size × steps_per_generation × processes, or "
+    "generation_batch_size) is a multiple of num_generations; the number of processes is the run's (textrl-train's "
+    "--num_processes, or WORLD_SIZE in a launched process; 1 otherwise).",
+    per_process=True,
+)
+def generation_batch_divisible(cfg: Mapping[str, Any], world: int) -> str | None:
     gen, spg = cfg.get("generation_batch_size"), cfg.get("steps_per_generation")
     per_device, n = cfg["per_device_train_batch_size"] * world, cfg["num_generations"]
     if gen is not None and spg is not None:
@@ -62,18 +72,16 @@ def _generation_batch(cfg: Mapping[str, Any], world: int) -> str | None:
     return None
 
 
-GENERATION_BATCH = Rule(
-    name="generation_batch_divisible",
-    fields=("num_generations", "per_device_train_batch_size", "generation_batch_size", "steps_per_generation"),
-    description="The generation batch (per_device_train_batch_size × steps_per_generation × processes, or "
-    "generation_batch_size) is a multiple of num_generations; the number of processes is the run's (textrl-train's "
-    "--num_processes, or WORLD_SIZE in a launched process; 1 otherwise).",
-    check=_generation_batch,
+@rule(
+    "per_device_eval_batch_size",
+    "num_generations",
+    "num_generations_eval",
+    "eval_strategy",
+    description="When evaluating, per_device_eval_batch_size × processes is a multiple of num_generations_eval (or "
+    "num_generations).",
     per_process=True,
 )
-
-
-def _eval_generation_batch(cfg: Mapping[str, Any], world: int) -> str | None:
+def eval_generation_batch_divisible(cfg: Mapping[str, Any], world: int) -> str | None:
     if cfg.get("eval_strategy", "no") == "no":
         return None
     n = cfg.get("num_generations_eval") or cfg["num_generations"]
@@ -86,13 +94,3 @@ def _eval_generation_batch(cfg: Mapping[str, Any], world: int) -> str | None:
         "TRL refuses it when the config is built. Fix: make per_device_eval_batch_size a multiple of "
         f"{n}, or set num_generations_eval to a divisor of {batch}."
     )
-
-
-EVAL_GENERATION_BATCH = Rule(
-    name="eval_generation_batch_divisible",
-    fields=("per_device_eval_batch_size", "num_generations", "num_generations_eval", "eval_strategy"),
-    description="When evaluating, per_device_eval_batch_size × processes is a multiple of num_generations_eval (or "
-    "num_generations).",
-    check=_eval_generation_batch,
-    per_process=True,
-)

@@ -3,10 +3,14 @@
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Rule
+from ..model import rule
 
 
-def _composed_weights(cfg: Mapping[str, Any]) -> str | None:
+@rule(
+    "reward",
+    description="reward.weights has one weight per reward in reward.compose.",
+)
+def composed_reward_weights(cfg: Mapping[str, Any]) -> str | None:
     reward = cfg.get("reward")
     weights, rewards = getattr(reward, "weights", None), getattr(reward, "compose", None)
     if weights is not None and rewards is not None and len(weights) != len(rewards):
@@ -17,15 +21,11 @@ def _composed_weights(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-COMPOSED_REWARD_WEIGHTS = Rule(
-    name="composed_reward_weights",
-    fields=("reward",),
-    description="reward.weights has one weight per reward in reward.compose.",
-    check=_composed_weights,
+@rule(
+    "dataset",
+    description="dataset.test_split_size is a share below 1 or a whole number of rows.",
 )
-
-
-def _test_split_share(cfg: Mapping[str, Any]) -> str | None:
+def test_split_share(cfg: Mapping[str, Any]) -> str | None:
     held_out = getattr(cfg.get("dataset"), "test_split_size", None)
     if isinstance(held_out, float) and held_out >= 1:
         return (
@@ -35,15 +35,12 @@ def _test_split_share(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-TEST_SPLIT_SHARE = Rule(
-    name="test_split_share",
-    fields=("dataset",),
-    description="dataset.test_split_size is a share below 1 or a whole number of rows.",
-    check=_test_split_share,
+@rule(
+    "dataset",
+    "eval_dataset",
+    description="dataset.test_split_size (rows held out for evaluation) and eval_dataset are not both given.",
 )
-
-
-def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
+def one_eval_set(cfg: Mapping[str, Any]) -> str | None:
     held_out = getattr(cfg.get("dataset"), "test_split_size", None)
     if held_out is not None and cfg.get("eval_dataset") is not None:
         return (
@@ -53,15 +50,13 @@ def _one_eval_set(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-ONE_EVAL_SET = Rule(
-    name="one_eval_set",
-    fields=("dataset", "eval_dataset"),
-    description="dataset.test_split_size (rows held out for evaluation) and eval_dataset are not both given.",
-    check=_one_eval_set,
+@rule(
+    "dataset",
+    "eval_dataset",
+    description="A dataset mixture sizes its parts one way: fraction on every part (TRL's) or on none, and not "
+    "beside weight.",
 )
-
-
-def _mixture_shares(cfg: Mapping[str, Any]) -> str | None:
+def mixture_shares(cfg: Mapping[str, Any]) -> str | None:
     for key in ("dataset", "eval_dataset"):
         parts = getattr(cfg.get(key), "mixture", None) or []
         with_fraction = [p for p in parts if p.fraction is not None]
@@ -78,16 +73,11 @@ def _mixture_shares(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-MIXTURE_SHARES = Rule(
-    name="mixture_shares",
-    fields=("dataset", "eval_dataset"),
-    description="A dataset mixture sizes its parts one way: fraction on every part (TRL's) or on none, and not "
-    "beside weight.",
-    check=_mixture_shares,
+@rule(
+    "eval_dataset",
+    description="eval_dataset has no test_split_size (only dataset: holds rows out, as the evaluation set).",
 )
-
-
-def _eval_rows_not_held_out(cfg: Mapping[str, Any]) -> str | None:
+def eval_rows_not_held_out(cfg: Mapping[str, Any]) -> str | None:
     held_out = getattr(cfg.get("eval_dataset"), "test_split_size", None)
     if held_out is not None:
         return (
@@ -95,11 +85,3 @@ def _eval_rows_not_held_out(cfg: Mapping[str, Any]) -> str | None:
             "nothing. Fix: drop it (test_split_size belongs to dataset:, where it makes the evaluation set)."
         )
     return None
-
-
-EVAL_ROWS_NOT_HELD_OUT = Rule(
-    name="eval_rows_not_held_out",
-    fields=("eval_dataset",),
-    description="eval_dataset has no test_split_size (only dataset: holds rows out, as the evaluation set).",
-    check=_eval_rows_not_held_out,
-)

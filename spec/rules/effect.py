@@ -4,10 +4,14 @@ input the config does not give. An option TextRL offers takes effect, or is refu
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Rule
+from ..model import rule
 
 
-def _padding_free(cfg: Mapping[str, Any]) -> str | None:
+@rule(
+    "padding_free",
+    description="padding_free stays false: every TRL release TextRL supports turns it off in the DPO trainer.",
+)
+def padding_free_unavailable(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("padding_free"):
         return (
             "padding_free=True: TRL 1.13 to 1.16 accept it for DPO and then switch it off (standard padding, with a "
@@ -17,29 +21,17 @@ def _padding_free(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-PADDING_FREE_UNAVAILABLE = Rule(
-    name="padding_free_unavailable",
-    fields=("padding_free",),
-    description="padding_free stays false: every TRL release TextRL supports turns it off in the DPO trainer.",
-    check=_padding_free,
+@rule(
+    "max_tool_calling_iterations",
+    description="max_tool_calling_iterations is set only for a run that has tools.",
 )
-
-
-def _tool_iterations(cfg: Mapping[str, Any]) -> str | None:
+def tool_iterations_need_tools(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("max_tool_calling_iterations") is not None:
         return (
             f"max_tool_calling_iterations={cfg['max_tool_calling_iterations']} bounds the loop in which the model "
             "calls tools, and this run gives TRL no tools, so it would change nothing. Fix: remove it."
         )
     return None
-
-
-TOOL_ITERATIONS_NEED_TOOLS = Rule(
-    name="tool_iterations_need_tools",
-    fields=("max_tool_calling_iterations",),
-    description="max_tool_calling_iterations is set only for a run that has tools.",
-    check=_tool_iterations,
-)
 
 
 def _reward_count(reward: Any) -> int | None:
@@ -53,7 +45,13 @@ def _reward_count(reward: Any) -> int | None:
     return len(getattr(reward, "compose", ()) or ()) or None
 
 
-def _reward_weights(cfg: Mapping[str, Any]) -> str | None:
+@rule(
+    "reward_weights",
+    "reward",
+    description="reward_weights has one weight per reward function of reward:, and is not combined with "
+    "reward.weights.",
+)
+def reward_weights_count(cfg: Mapping[str, Any]) -> str | None:
     weights, reward = cfg.get("reward_weights"), cfg.get("reward")
     if weights is None or reward is None:
         return None
@@ -69,12 +67,3 @@ def _reward_weights(cfg: Mapping[str, Any]) -> str | None:
             "mismatch when the trainer is built. Fix: give one weight per reward."
         )
     return None
-
-
-REWARD_WEIGHTS_COUNT = Rule(
-    name="reward_weights_count",
-    fields=("reward_weights", "reward"),
-    description="reward_weights has one weight per reward function of reward:, and is not combined with "
-    "reward.weights.",
-    check=_reward_weights,
-)

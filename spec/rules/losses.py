@@ -3,7 +3,7 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..choices import F_DIVERGENCE_LOSSES
+from ..choices import F_DIVERGENCE_LOSSES, NO_WEIGHTING_LOSSES
 from ..model import Rule
 
 
@@ -91,7 +91,7 @@ def _f_divergence_supported(fixed: Sequence[str]) -> Rule:
 
 def _weighting_not_with_aot(fixed: Sequence[str]) -> Rule:
     def check(cfg: Mapping[str, Any]) -> str | None:
-        bad = [x for x in _losses(cfg, fixed) if x in ("aot", "aot_unpaired")]
+        bad = [x for x in _losses(cfg, fixed) if x in NO_WEIGHTING_LOSSES]
         if cfg.get("use_weighting") and bad:
             return (
                 f"use_weighting=True is not implemented for loss {', '.join(bad)} (TRL raises at trainer start). "
@@ -102,7 +102,7 @@ def _weighting_not_with_aot(fixed: Sequence[str]) -> Rule:
     return Rule(
         name="use_weighting_aot",
         fields=("use_weighting", "loss_type"),
-        description="use_weighting is not implemented for the aot and aot_unpaired losses.",
+        description=f"use_weighting is not implemented for the losses {' and '.join(NO_WEIGHTING_LOSSES)}.",
         check=check,
     )
 

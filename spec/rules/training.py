@@ -3,36 +3,36 @@
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Rule
+from ..model import Rule, rule
 
 
-def _precision(cfg: Mapping[str, Any]) -> str | None:
+@rule(
+    "bf16",
+    "fp16",
+    description="bf16 and fp16 are not both on.",
+)
+def one_precision(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("bf16") is True and cfg.get("fp16"):
         return "bf16=True and fp16=True are both set. Fix: choose one; bf16 where the GPU supports it."
     return None
 
 
-PRECISION = Rule(
-    name="one_precision", fields=("bf16", "fp16"), description="bf16 and fp16 are not both on.", check=_precision
+@rule(
+    "stall_timeout",
+    description='stall_timeout is a positive number of seconds or "off".',
 )
-
-
-def _stall_timeout(cfg: Mapping[str, Any]) -> str | None:
+def stall_timeout_positive(cfg: Mapping[str, Any]) -> str | None:
     value = cfg.get("stall_timeout", "off")
     if value != "off" and not value > 0:
         return f'stall_timeout={value!r}; allowed: a number of seconds above 0, or "off". Fix: e.g. 1800, or off.'
     return None
 
 
-STALL_TIMEOUT_POSITIVE = Rule(
-    name="stall_timeout_positive",
-    fields=("stall_timeout",),
-    description='stall_timeout is a positive number of seconds or "off".',
-    check=_stall_timeout,
+@rule(
+    "model",
+    description="A LoRA adapter must not target lm_head (TRL's DPO and KTO trainers refuse it).",
 )
-
-
-def _lora_head(cfg: Mapping[str, Any]) -> str | None:
+def no_lora_on_lm_head(cfg: Mapping[str, Any]) -> str | None:
     model = cfg.get("model")
     peft = getattr(model, "peft", None)
     targets = getattr(peft, "target_modules", None)
@@ -44,15 +44,13 @@ def _lora_head(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-NO_LORA_ON_HEAD = Rule(
-    name="no_lora_on_lm_head",
-    fields=("model",),
-    description="A LoRA adapter must not target lm_head (TRL's DPO and KTO trainers refuse it).",
-    check=_lora_head,
+@rule(
+    "sync_ref_model",
+    "precompute_ref_log_probs",
+    "reference_cache",
+    description="sync_ref_model is not combined with precompute_ref_log_probs or reference_cache: on.",
 )
-
-
-def _ref_sync(cfg: Mapping[str, Any]) -> str | None:
+def ref_sync_not_precomputed(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("sync_ref_model") and cfg.get("precompute_ref_log_probs"):
         return (
             "sync_ref_model=True and precompute_ref_log_probs=True are both set, but precomputed reference "
@@ -67,15 +65,12 @@ def _ref_sync(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-REF_SYNC_NOT_PRECOMPUTED = Rule(
-    name="ref_sync_not_precomputed",
-    fields=("sync_ref_model", "precompute_ref_log_probs", "reference_cache"),
-    description="sync_ref_model is not combined with precompute_ref_log_probs or reference_cache: on.",
-    check=_ref_sync,
+@rule(
+    "reference_cache",
+    "distributed",
+    description="reference_cache: on is not combined with DeepSpeed ZeRO-3 (its weights cannot be fingerprinted).",
 )
-
-
-def _reference_cache_whole_weights(cfg: Mapping[str, Any]) -> str | None:
+def reference_cache_whole_weights(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("reference_cache") == "on" and getattr(cfg.get("distributed"), "zero3", False):
         return (
             "reference_cache='on' with distributed.zero_stage=3: ZeRO-3 partitions the weights as they load, so no "
@@ -86,15 +81,12 @@ def _reference_cache_whole_weights(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-REFERENCE_CACHE_WHOLE_WEIGHTS = Rule(
-    name="reference_cache_whole_weights",
-    fields=("reference_cache", "distributed"),
-    description="reference_cache: on is not combined with DeepSpeed ZeRO-3 (its weights cannot be fingerprinted).",
-    check=_reference_cache_whole_weights,
+@rule(
+    "distributed",
+    "model",
+    description="DeepSpeed ZeRO-3 is not combined with a 4/8-bit (bitsandbytes) model.",
 )
-
-
-def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
+def zero3_not_quantized(cfg: Mapping[str, Any]) -> str | None:
     quantization = getattr(cfg.get("model"), "quantization", None)
     if getattr(cfg.get("distributed"), "zero3", False) and quantization:
         return (
@@ -105,15 +97,11 @@ def _zero3_quantized(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-ZERO3_NOT_QUANTIZED = Rule(
-    name="zero3_not_quantized",
-    fields=("distributed", "model"),
-    description="DeepSpeed ZeRO-3 is not combined with a 4/8-bit (bitsandbytes) model.",
-    check=_zero3_quantized,
+@rule(
+    "model",
+    description="A 4/8-bit model trains through a LoRA adapter (QLoRA): quantization needs peft.",
 )
-
-
-def _quantized_needs_peft(cfg: Mapping[str, Any]) -> str | None:
+def quantized_needs_peft(cfg: Mapping[str, Any]) -> str | None:
     model = cfg.get("model")
     quantization = getattr(model, "quantization", None)
     if quantization and getattr(model, "peft", None) is None:
@@ -124,15 +112,13 @@ def _quantized_needs_peft(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-QUANTIZED_NEEDS_PEFT = Rule(
-    name="quantized_needs_peft",
-    fields=("model",),
-    description="A 4/8-bit model trains through a LoRA adapter (QLoRA): quantization needs peft.",
-    check=_quantized_needs_peft,
+@rule(
+    "use_vllm",
+    "vllm_mode",
+    "vllm_server_base_url",
+    description="vLLM server settings are not given without use_vllm (TRL would ignore them).",
 )
-
-
-def _vllm_settings_need_vllm(cfg: Mapping[str, Any]) -> str | None:
+def vllm_settings_need_use_vllm(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("use_vllm"):
         return None
     if cfg.get("vllm_mode") == "server" or cfg.get("vllm_server_base_url"):
@@ -144,15 +130,12 @@ def _vllm_settings_need_vllm(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-VLLM_SETTINGS_NEED_VLLM = Rule(
-    name="vllm_settings_need_use_vllm",
-    fields=("use_vllm", "vllm_mode", "vllm_server_base_url"),
-    description="vLLM server settings are not given without use_vllm (TRL would ignore them).",
-    check=_vllm_settings_need_vllm,
+@rule(
+    "use_vllm",
+    "model",
+    description="vLLM in colocate mode is not combined with an 8-bit (bitsandbytes) model.",
 )
-
-
-def _vllm_8bit(cfg: Mapping[str, Any]) -> str | None:
+def vllm_not_8bit(cfg: Mapping[str, Any]) -> str | None:
     quantization = getattr(cfg.get("model"), "quantization", None)
     if cfg.get("use_vllm") and cfg.get("vllm_mode", "colocate") == "colocate" and quantization == "8bit":
         return (
@@ -163,15 +146,12 @@ def _vllm_8bit(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-VLLM_NOT_8BIT = Rule(
-    name="vllm_not_8bit",
-    fields=("use_vllm", "model"),
-    description="vLLM in colocate mode is not combined with an 8-bit (bitsandbytes) model.",
-    check=_vllm_8bit,
+@rule(
+    "save_strategy",
+    "metric_for_best_model",
+    description="save_strategy best needs metric_for_best_model.",
 )
-
-
-def _best_needs_metric(cfg: Mapping[str, Any]) -> str | None:
+def best_checkpoint_metric(cfg: Mapping[str, Any]) -> str | None:
     if cfg.get("save_strategy") == "best" and not cfg.get("metric_for_best_model"):
         return (
             "save_strategy='best' needs metric_for_best_model to say which metric is best (transformers raises at "
@@ -180,18 +160,15 @@ def _best_needs_metric(cfg: Mapping[str, Any]) -> str | None:
     return None
 
 
-BEST_NEEDS_METRIC = Rule(
-    name="best_checkpoint_metric",
-    fields=("save_strategy", "metric_for_best_model"),
-    description="save_strategy best needs metric_for_best_model.",
-    check=_best_needs_metric,
-)
-
-
 _METRIC_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
 
 
-def _plateau_needs_eval(cfg: Mapping[str, Any]) -> str | None:
+@rule(
+    "lr_scheduler_type",
+    "eval_strategy",
+    description="lr_scheduler_type reduce_lr_on_plateau or greedy needs an eval_strategy other than no.",
+)
+def plateau_scheduler_needs_eval(cfg: Mapping[str, Any]) -> str | None:
     scheduler = cfg.get("lr_scheduler_type")
     if scheduler in _METRIC_SCHEDULERS and cfg.get("eval_strategy") == "no":
         return (
@@ -200,14 +177,6 @@ def _plateau_needs_eval(cfg: Mapping[str, Any]) -> str | None:
             "an eval dataset), or choose another scheduler, e.g. 'cosine'."
         )
     return None
-
-
-PLATEAU_NEEDS_EVAL = Rule(
-    name="plateau_scheduler_needs_eval",
-    fields=("lr_scheduler_type", "eval_strategy"),
-    description="lr_scheduler_type reduce_lr_on_plateau or greedy needs an eval_strategy other than no.",
-    check=_plateau_needs_eval,
-)
 
 
 def whole_steps(name: str) -> Rule:

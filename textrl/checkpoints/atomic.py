@@ -16,13 +16,35 @@ This module imports nothing heavy at import time: the CLI uses `discard_partial`
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 STAGING = ".textrl-partial"
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write `text` to `path` all or nothing: into a temporary file beside it that no other writer shares (its name
+    carries this process and a random part), then renamed into place (one `os.replace`); removed if writing fails.
+    Opened by name, so the file gets the umask's permissions (mkstemp would make it 0600)."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with partial.open("x", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: str | os.PathLike[str], payload: Any, *, indent: int | None = None) -> None:
+    """`payload` as JSON (one line, or indented by `indent`), written all or nothing (`write_text`)."""
+    write_text(path, json.dumps(payload, indent=indent) + "\n")
 
 
 def discard_partial(output_dir: str | os.PathLike[str], *, prog: str = "textrl") -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from ..errors import ConfigError, Problem
 from ..rewards.checks import reward_name
 from ..spec.resume import RESCHEDULES, resume_safe
 from ..trl_support.env import version
+from .atomic import write_json
 from .files import FINGERPRINT
 from .manifest import read_manifest
 
@@ -160,6 +160,4 @@ class FingerprintCheckpoints(TrainerCallback):
             return
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir():
-            partial = folder / f".{FINGERPRINT}.tmp"
-            partial.write_text(json.dumps(self.record, indent=1) + "\n", encoding="utf-8")
-            os.replace(partial, folder / FINGERPRINT)
+            write_json(folder / FINGERPRINT, self.record, indent=1)

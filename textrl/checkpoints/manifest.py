@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..trl_support.env import PACKAGES, version
+from .atomic import write_json
 from .files import LOG_HISTORY, MANIFEST, REPORT_SVG
 
 if TYPE_CHECKING:
@@ -94,9 +95,7 @@ def write_manifest(
         "fingerprint": fingerprint,  # what --resume compares (textrl.checkpoints.fingerprint)
         "previous": previous,  # the manifests of the runs this one continues (resumed or retrained here)
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)  # never a half-written manifest
+    write_json(path, body, indent=2)  # never a half-written manifest
     return path
 
 

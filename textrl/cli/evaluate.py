@@ -241,18 +241,11 @@ def check_output(args: argparse.Namespace) -> None:
 
 
 def write_rows(output: Path, rows: list[dict[str, Any]]) -> None:
-    """Write the rows as JSON lines, all or nothing: into a temporary file beside `output`, then renamed (opened
-    by name rather than with mkstemp, so the file gets the umask's permissions, not 0600)."""
+    """Write the rows as JSON lines, all or nothing (textrl.checkpoints.atomic.write_text)."""
+    from ..checkpoints.atomic import write_text
+
     output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    try:
-        with partial.open("x", encoding="utf-8") as stream:
-            for row in rows:
-                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(partial, output)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    write_text(output, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def eval_main(argv: list[str] | None = None) -> int:

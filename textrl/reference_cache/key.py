@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
+from ..checkpoints.atomic import write_json
 from ..spec.reference_cache import REFERENCE_PASS_FIELDS
 from .plan import FORMAT, digest_of, libraries
 
@@ -157,9 +156,7 @@ def reference_weights(trainer: Any, folder: Path) -> tuple[str, bool]:
         return str(weights), False
     base = _digest(named)
     memo.parent.mkdir(parents=True, exist_ok=True)
-    partial = memo.with_name(f".{memo.name}.{uuid.uuid4().hex}")
-    partial.write_text(json.dumps({"base": base}), encoding="utf-8")
-    os.replace(partial, memo)
+    write_json(memo, {"base": base})
     return base, True
 
 

@@ -9,12 +9,12 @@ import hashlib
 import json
 import os
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..checkpoints.atomic import write_json
 from ..spec.reference_cache import BATCH_PAIRED_FIELDS, FORECAST_SECTIONS, REFERENCE_PASS_FIELDS
 from ..validation.view import options, preference
 
@@ -202,6 +202,4 @@ def write_forecast(folder: Path, forecast: str, entries: dict[str, str | None]) 
     """Record which entries a run with forecast key `forecast` used (atomically: a temporary file renamed)."""
     target = folder / "forecast" / f"{forecast}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
-    partial.write_text(json.dumps({"entries": entries, "written": time.time()}), encoding="utf-8")
-    os.replace(partial, target)
+    write_json(target, {"entries": entries, "written": time.time()})

@@ -17,8 +17,8 @@ Layout of the cache folder:
     weights/<digest>.json     for a LoRA policy whose fresh adapter adds nothing: the digest of its base weights,
                               under TRL's digest of the whole model (see `reference_weights`)
 
-Whether a run uses the cache, and the forecast, are decided in `reference_plan` (before anything loads); the
-exact key of an entry is taken in `reference_key`.
+Whether a run uses the cache, and the forecast, are decided in `plan` (through `decide_for_run`, once, before anything
+loads); the exact key of an entry is taken in `key`.
 """
 
 from __future__ import annotations
@@ -123,14 +123,14 @@ def agreed(decision: Decision, processes: int) -> Decision:
     return shared[0]  # type: ignore[no-any-return]
 
 
-def cache_in_use(cfg: TextRLConfig, train: Any, evaluation: Any) -> bool:
+def decide_for_run(cfg: TextRLConfig, train: Any, evaluation: Any) -> Decision:
     """Whether this run (every process of it alike) takes its reference log-probs from the cache or fills it, so
-    that no reference copy needs loading."""
+    that no reference copy needs loading: taken once, before the model loads, and handed to PreferenceTrainer."""
     from ..validation.config import processes
     from .plan import decide
 
     count = processes()
-    return agreed(decide(cfg, train, evaluation, count), count).active
+    return agreed(decide(cfg, train, evaluation, count), count)
 
 
 def with_reference_cache(trainer_class: type, folder: Path, *, persist: bool = True) -> type:

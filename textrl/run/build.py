@@ -34,7 +34,7 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     and with DeepSpeed ZeRO-3 that object is what makes from_pretrained partition the weights as they load."""
     from ..models import load_section
     from ..models.source import resolve_local
-    from ..reference_cache.store import cache_in_use
+    from ..reference_cache.store import decide_for_run
     from ..rewards.refs import reward_from_section
     from ..spec import Reference
     from ..trainers import trainer_for
@@ -61,7 +61,8 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
     typed = options(cfg)
     mixed = typed.fp16 or typed.bf16 is False
     # with the reference cache the reference log-probs come from the cache or from the policy's initial weights
-    loads_reference = family.reference is Reference.LOADED and not cache_in_use(cfg, train, evaluation)
+    decision = decide_for_run(cfg, train, evaluation) if family.reference is Reference.LOADED else None
+    loads_reference = decision is not None and not decision.active
     model, tokenizer, ref = load_section(
         model_section,
         torch_dtype="float32" if mixed else None,
@@ -69,7 +70,9 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
         task=family.model_task,
         seed=typed.seed,
     )
-    extra: dict[str, Any] = {"reward": reward} if family.needs_reward else {"ref_model": ref} if loads_reference else {}
+    extra: dict[str, Any] = {"reward": reward} if family.needs_reward else {}
+    if decision is not None:  # the reference-cache decision, taken once for all processes, goes down to the trainer
+        extra |= {"ref_model": ref, "reference_cache": decision}
     return trainer_for(family)(
         model=model,
         tokenizer=tokenizer,

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..checkpoints.atomic import STAGING, AtomicCheckpoints, discard_partial
+from ..checkpoints.atomic import STAGING, AtomicCheckpoints, discard_partial, write_json
 from ..checkpoints.manifest import check_same_algorithm, trl_changes, write_manifest
 from ..data import check_dataset
 from ..data.lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
@@ -286,9 +285,7 @@ class TextRLTrainer:
             from ..checkpoints.files import LOG_HISTORY
             from ..report import write_report
 
-            partial = output_dir / f".{LOG_HISTORY}.tmp"
-            partial.write_text(json.dumps(self.trl_trainer.state.log_history, indent=1), encoding="utf-8")
-            os.replace(partial, output_dir / LOG_HISTORY)
+            write_json(output_dir / LOG_HISTORY, self.trl_trainer.state.log_history, indent=1)
             write_report(output_dir)
         except Exception as exc:
             message = str(exc).replace("\n", " ")

@@ -22,14 +22,22 @@ class PreferenceTrainer(TextRLTrainer):
     reference_cache: Decision
     """Whether this run uses the reference cache, why, and the forecast; `reference_cache_used` says what happened."""
 
-    def __init__(self, *, model: Any, ref_model: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, model: Any, ref_model: Any = None, reference_cache: Decision | None = None, **kwargs: Any
+    ) -> None:
+        """`reference_cache`: the decision textrl-train took before loading the model (whether a reference copy was
+        needed hung on it); by default the trainer takes it here, the same way."""
         self.ref_model = ref_model
+        self._decided = reference_cache
         super().__init__(model=model, **kwargs)
 
     def _trainer_class(self) -> type:
         trl_config = self.trl_config
-        decision = decide(self.config, self.train_dataset, self.eval_dataset, trl_config.world_size)
-        self.reference_cache = agreed(decision, trl_config.world_size)
+        if self._decided is not None:
+            self.reference_cache = self._decided
+        else:
+            decision = decide(self.config, self.train_dataset, self.eval_dataset, trl_config.world_size)
+            self.reference_cache = agreed(decision, trl_config.world_size)
         trainer_class = super()._trainer_class()
         if trl_config.process_index == 0:
             print(f"textrl: {self.reference_cache.line()}", file=sys.stderr)
