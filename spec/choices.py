@@ -6,6 +6,7 @@ from typing import Literal
 GRPO_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 GrpoLossType = Literal[GRPO_LOSS_TYPES]  # type: ignore[valid-type]
 
+
 @dataclass(frozen=True)
 class DpoLoss:
     """What one DPO loss takes beside beta: the one record that the loss list, the loss rules and the fixed-loss

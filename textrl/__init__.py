@@ -34,17 +34,15 @@ _LEGACY = ("TextRLEnv", "TextRLActor", "train_agent_with_evaluation", "SaveModel
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _LEGACY:
         raise ImportError(
             f"textrl.{name} was part of the PFRL-based TextRL API, removed in TextRL 1.0, which trains with "
             "HuggingFace TRL instead. See docs/migration.md for the TextRL 1.0 equivalent (a reward function "
             "plus TextRLConfig(algo='grpo', ...) and OnlineTrainer)."
         )
-    raise AttributeError(f"module 'textrl' has no attribute {name!r}")
+    from .validation.lazy import lazy_attribute
+
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 __all__ = [

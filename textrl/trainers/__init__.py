@@ -6,10 +6,10 @@ module is imported when first asked for, so a DPO run does not import the online
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..spec import Family
+from ..validation.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from .base import TextRLTrainer
@@ -18,19 +18,17 @@ if TYPE_CHECKING:
     from .reward_model import RewardModelTrainer
 
 _MODULES = {
-    "TextRLTrainer": "base",
-    "OnlineTrainer": "online",
-    "PreferenceTrainer": "preference",
-    "RewardModelTrainer": "reward_model",
+    "TextRLTrainer": ".base",
+    "OnlineTrainer": ".online",
+    "PreferenceTrainer": ".preference",
+    "RewardModelTrainer": ".reward_model",
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        return getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
     if name == "TRAINERS":  # every trainer a family names, in the spec's order
         return {n: __getattr__(n) for n in dict.fromkeys(f.trainer for f in Family)}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, _MODULES, name, __package__)
 
 
 def trainer_for(family: Family) -> type[TextRLTrainer]:

@@ -8,6 +8,7 @@ runtime change which names the generated code depends on.
 - `finish`, `resolve_bf16`, `as_tuple`: what a generated TRL builder (`generated/trl_builders/<algo>.py`) uses to
   turn its validated config into TRL's config object.
 - `Flag`: one command-line flag of `generated/cli_flags.py`.
+- `lazy_attribute`: how `generated/configs/__init__.py` imports each config class on first use.
 
 The runtime reaches generated code only at the dispatch points that tests/unit/test_architecture.py names
 (DISPATCH): `textrl.validation.config` (the config class for `algo`) and `textrl.trl_support.build.build_trl_config`
@@ -17,16 +18,16 @@ every algorithm; `textrl.cli.train` (the flag table); and `textrl.configs` (the 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from .flags import Flag
+from .lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from ..trl_support.build import as_tuple, finish, resolve_bf16
     from .config import TextRLConfig
 
-__all__ = ["Flag", "TextRLConfig", "as_tuple", "finish", "resolve_bf16"]
+__all__ = ["Flag", "TextRLConfig", "as_tuple", "finish", "lazy_attribute", "resolve_bf16"]
 _LAZY = {
     "TextRLConfig": ".config",
     "as_tuple": "..trl_support.build",
@@ -37,6 +38,4 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     """Imported on first use: `--help` reads generated/cli_flags.py (Flag only) without loading pydantic."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name], __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name, __package__)
