@@ -8,8 +8,6 @@ so `load_model(path)` reads it like any checkpoint with the hub switched off. De
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -84,25 +82,21 @@ def build_tiny_model(path: str | Path, *, seed: int = 0, reward: bool = False) -
     marker = path / "textrl_tiny.json"
     if marker.is_file() and json.loads(marker.read_text()) == stamp:
         return path
-    # built in a private folder and renamed into place, so processes racing to build it never see half a model
-    staging = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    _tokenizer(staging)
-    config = _llama_config(staging)
-    torch.manual_seed(seed)
-    model: Any
-    if reward:
-        config.num_labels = 1  # type: ignore[attr-defined]
-        model = LlamaForSequenceClassification(config)  # type: ignore[arg-type]
-    else:
-        model = LlamaForCausalLM(config)  # type: ignore[arg-type]
-    model.save_pretrained(staging, safe_serialization=True)
-    (staging / marker.name).write_text(json.dumps(stamp))
-    if marker.is_file() and json.loads(marker.read_text()) == stamp:  # another process finished first
-        shutil.rmtree(staging)
-        return path
-    if path.exists():
-        shutil.rmtree(path)
-    staging.rename(path)
+    from .checkpoints.atomic import staged_folder
+
+    def built() -> bool:  # by another process, meanwhile
+        return marker.is_file() and json.loads(marker.read_text()) == stamp
+
+    with staged_folder(path, finished=built) as staging:
+        _tokenizer(staging)
+        config = _llama_config(staging)
+        torch.manual_seed(seed)
+        model: Any
+        if reward:
+            config.num_labels = 1  # type: ignore[attr-defined]
+            model = LlamaForSequenceClassification(config)  # type: ignore[arg-type]
+        else:
+            model = LlamaForCausalLM(config)  # type: ignore[arg-type]
+        model.save_pretrained(staging, safe_serialization=True)
+        (staging / marker.name).write_text(json.dumps(stamp))
     return path

@@ -21,6 +21,8 @@ import os
 import shutil
 import sys
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,31 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 def write_json(path: str | os.PathLike[str], payload: Any, *, indent: int | None = None) -> None:
     """`payload` as JSON (one line, or indented by `indent`), written all or nothing (`write_text`)."""
     write_text(path, json.dumps(payload, indent=indent) + "\n")
+
+
+@contextmanager
+def staged_folder(target: str | os.PathLike[str], *, finished: Callable[[], bool] | None = None) -> Iterator[Path]:
+    """Build a folder in a private sibling of `target` (the body writes into the path it gets), then rename it into
+    place: processes racing to build `target` never see half of it, and a failure or interrupt leaves nothing
+    behind. `finished`: whether another process completed `target` meanwhile; then this build is dropped and the
+    other kept. Whatever `target` held before is replaced."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    staging.mkdir()
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if finished is not None and finished():
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    if target.is_dir():
+        shutil.rmtree(target)
+    elif target.exists():
+        target.unlink()
+    staging.rename(target)
 
 
 def discard_partial(output_dir: str | os.PathLike[str], *, prog: str = "textrl") -> list[str]:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..checkpoints.atomic import staged_folder
 from ..checkpoints.files import MERGE_RECORD
 from ..checkpoints.overwrite import Input, check_replaceable, inputs, model_inputs
 from ..errors import ConfigError
@@ -108,8 +107,7 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_
     steps.update()
     merged = model.merge_and_unload()
     steps.update()
-    staging = output.parent / f".{output.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
+    with staged_folder(output) as staging:
         merged.save_pretrained(staging, safe_serialization=True)
         AutoTokenizer.from_pretrained(adapter).save_pretrained(staging)
         record = {
@@ -123,12 +121,6 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_
             "textrl": __version__,
         }
         (staging / MERGE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        if output.exists():
-            shutil.rmtree(output)
-        staging.rename(output)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     steps.update()
     steps.close()
     return output

@@ -24,6 +24,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from ..checkpoints.atomic import staged_folder
 from ..errors import ConfigError, Problem
 
 SMOLLM2 = "textrl:smollm2"
@@ -91,8 +92,7 @@ def convert_gguf(gguf_path: Path, folder: Path, digest: str) -> Path:
     if _stamp(folder) == stamp:
         return folder
     print(f"textrl: converting {gguf_path.name} into a float32 checkpoint at {folder} (once)", file=sys.stderr)
-    staging = _private(folder)
-    try:
+    with staged_folder(folder, finished=lambda: _stamp(folder) == stamp) as staging:
         try:
             tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
             model = AutoModelForCausalLM.from_pretrained(
@@ -114,15 +114,6 @@ def convert_gguf(gguf_path: Path, folder: Path, digest: str) -> Path:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / STAMP).write_text(json.dumps(stamp))
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)  # interrupted or failed: nothing half-made stays behind
-        raise
-    if _stamp(folder) == stamp:  # another process finished first
-        shutil.rmtree(staging)
-        return folder
-    if folder.exists():
-        shutil.rmtree(folder)
-    staging.rename(folder)
     return folder
 
 
