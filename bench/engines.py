@@ -161,7 +161,6 @@ def section(model_dir: str, reps: int, where: str) -> str:
     from common import table
 
     found, lines = rows(model_dir, reps)
-    zero, phases = zero_rows(model_dir, reps)
     return "\n".join([
         HEADING,
         "",
@@ -174,9 +173,24 @@ def section(model_dir: str, reps: int, where: str) -> str:
         "",
         *lines,
         "",
-        "DeepSpeed ZeRO-3 against DDP: bench/zero_probe.py, launched with the accelerate config that "
-        "`textrl-train --write-accelerate-config --num-processes 2` writes, builds the run as textrl-train does and "
-        "records what each process holds at each step's end.",
+    ])  # fmt: skip
+
+
+ZERO_HEADING = "## DeepSpeed ZeRO-3 against DDP"
+
+
+def zero_section(model_dir: str, reps: int, where: str) -> str:
+    from common import table
+
+    zero, phases = zero_rows(model_dir, reps)
+    return "\n".join([
+        ZERO_HEADING,
+        "",
+        "bench/zero_probe.py, launched with the accelerate config that `textrl-train --write-accelerate-config "
+        "--num-processes 2` writes, builds the run as textrl-train does (SmolLM2-135M-Instruct, DPO full "
+        "fine-tuning: every weight trained, the reference model in memory; 3 steps, 2 CPU processes over gloo, one "
+        "thread each) and records what each process holds at each step's end, DDP and ZeRO-3 alternating.",
+        "`PYTHONPATH=$(bash scripts/engines.sh) .venv/bin/python bench/run.py --zero` rewrites this section alone.",
         "",
         table(zero, where),
         "",

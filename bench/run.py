@@ -160,6 +160,7 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="Only the real-model section, rewritten in --output.")
     parser.add_argument("--sweep", action="store_true", help="Only the reference-cache sweep, rewritten in --output.")
     parser.add_argument("--engines", action="store_true", help="Only the engines section, rewritten in --output.")
+    parser.add_argument("--zero", action="store_true", help="Only the ZeRO-3 section (DeepSpeed from engines.sh).")
     parser.add_argument(
         "--vllm",
         action="store_true",
@@ -171,13 +172,20 @@ def main() -> None:
     where = machine()
     byte_compile()
     sys.path.insert(0, str(ROOT))
-    if args.real or args.sweep or args.engines or args.vllm:
+    if args.real or args.sweep or args.engines or args.vllm or args.zero:
         old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
         if args.engines:
             from textrl.models import builtin_model
 
             heading, section = engines.HEADING, engines.section(builtin_model("textrl:smollm2"), 1 if args.quick else 2,
                                                                 where)  # fmt: skip
+        elif args.zero:
+            from textrl.models import builtin_model
+
+            heading, section = (
+                engines.ZERO_HEADING,
+                engines.zero_section(builtin_model("textrl:smollm2"), 1 if args.quick else 2, where),
+            )
         elif args.vllm:
             from textrl.models import builtin_model
 
@@ -212,7 +220,9 @@ def main() -> None:
     scaling.plot(series, HERE / "scaling.png", where)
     old = args.output.read_text(encoding="utf-8") if args.output.is_file() else ""
     kept = "".join(
-        "\n" + part for part in (own_section(old, h) for h in (SWEEP, engines.HEADING, vllm_rollout.HEADING)) if part
+        "\n" + part
+        for part in (own_section(old, h) for h in (SWEEP, engines.HEADING, engines.ZERO_HEADING, vllm_rollout.HEADING))
+        if part
     )
     text = report(rows, series, where, quick=args.quick) + "\n" + real + kept
     args.output.write_text(text, encoding="utf-8")
