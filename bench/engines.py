@@ -1,10 +1,9 @@
-"""The engines section of results.md: QLoRA and 8-bit LoRA against full-precision LoRA on SmolLM2-135M-Instruct,
-the dry run's memory plan against what the runs measured, and DeepSpeed ZeRO-3 against DDP on 2 processes.
+"""Two sections of results.md: the engines (QLoRA and 8-bit LoRA against full-precision LoRA on SmolLM2-135M-Instruct,
+the dry run's memory plan against what the runs measured) and DeepSpeed ZeRO-3 against DDP on 2 processes.
 
 Each run is bench/training.py in a fresh process (TextRL, GRPO, 6 steps of which the first 2 are left out of the
 step time, one torch thread), alternating the modes. bitsandbytes runs its 4-bit and 8-bit layers on this CPU
-(TRL-NOTES.md, "Engines on CPU"); on a GPU the same rows come from `bench/run.py --engines` there. The ZeRO-3 rows
-use the accelerate config textrl-train writes (`--write-accelerate-config`), DDP and ZeRO-3 alternating.
+(TRL-NOTES.md, "Engines on CPU"); on a GPU the same rows come from `bench/run.py --engines` there.
 """
 
 from __future__ import annotations
