@@ -21,8 +21,9 @@ from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
 from transformers.trainer_utils import IntervalStrategy, SaveStrategy, SchedulerType
 from transformers.training_args import OptimizerNames
 
-from textrl import ConfigError, TextRLConfig, trl_build
+from textrl import ConfigError, TextRLConfig
 from textrl.spec import ALGORITHMS, BY_NAME, DIFFERENT_FROM_TRL, choices, trl_releases
+from textrl.trl_support import build as trl_build
 from textrl.trl_support.env import version
 from textrl.validation.annotations import strip_optional
 

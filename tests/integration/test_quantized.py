@@ -101,7 +101,7 @@ def test_quantization_without_bitsandbytes_names_the_extra(tiny: Path, monkeypat
 def test_what_bitsandbytes_cannot_run_is_refused_with_its_reason(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The trial layer really runs: on torch's `meta` device (no data) bitsandbytes fails, and that failure is the
     reason given. On this machine's CPU the same trial passes."""
-    from textrl import quantization
+    from textrl.engines import quantization
 
     assert quantization._trial("4bit", "cpu") is None and quantization._trial("8bit", "cpu") is None
     monkeypatch.setattr(quantization, "device", lambda: "meta")

@@ -223,7 +223,7 @@ def test_a_change_to_what_the_reference_reads_misses(
     eager, _, _ = load_model(str(tiny), load_ref=False, attn_implementation="eager")
     assert eager.config._attn_implementation == "eager"
     assert misses(model=eager)
-    from textrl.trainers import reference_key
+    from textrl.reference_cache import key as reference_key
 
     released = reference_key.libraries()
     monkeypatch.setattr(reference_key, "libraries", lambda: {**released, "transformers": "99.0"})

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ..validation.view import online, pairwise, preference
+from ..validation import view as config_view  # not its names: online and pairwise are this package's modules
 from .findings import LEARNS_NOTHING, Finding, ProbeReport
 
 if TYPE_CHECKING:
@@ -45,15 +45,15 @@ def run_probe(run: Assembled, groups: int = DEFAULT_GROUPS) -> int:
     say(f"loading {require_section(run, 'model').name} and building the run's trainer on {len(rows)} row(s)")
     with tempfile.TemporaryDirectory(prefix="textrl-probe-") as scratch:
         scratch_run = {"output_dir": scratch, "report_to": ["none"]}
-        if preference(cfg) is not None:  # a probe of a few rows neither fills nor needs the reference cache
+        if config_view.preference(cfg) is not None:  # a probe of a few rows neither fills nor needs the reference cache
             scratch_run["reference_cache"] = "off"
         probe_cfg = cfg.model_copy(update=scratch_run)
         trainer = build_trainer(run, probe_cfg, (rows, evaluation))
-        if (rollout := online(probe_cfg)) is not None:
+        if (rollout := config_view.online(probe_cfg)) is not None:
             from .online import probe_online
 
             report = probe_online(trainer, rollout, run.sources, len(train))
-        elif (pairs := pairwise(probe_cfg)) is not None:
+        elif (pairs := config_view.pairwise(probe_cfg)) is not None:
             from .pairwise import probe_pairwise
 
             report = probe_pairwise(trainer, pairs)
