@@ -106,7 +106,7 @@ def test_two_processes_fill_the_cache_once_and_both_read_it(cli, tmp_path: Path)
 def test_the_cli_builds_no_reference_copy_while_the_cache_is_used(
     textrl_home: Path, tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    """textrl-train's own trainer construction (cli.build.build_trainer), in this process so the models are seen."""
+    """textrl-train's own trainer construction (run.build.build_trainer), in this process so the models are seen."""
     from textrl.run.assemble import assemble
     from textrl.run.build import build_trainer
 

@@ -104,7 +104,7 @@ def _fsync_dir(path: str) -> None:
 
 
 class AtomicCheckpoints:
-    """Mixin placed before a transformers `Trainer` subclass in the MRO (see `atomic_trainer_class`)."""
+    """Mixin placed before a transformers `Trainer` subclass in the MRO (by TextRLTrainer._trainer_class)."""
 
     _textrl_staging = False
 

@@ -105,7 +105,7 @@ def _detect_task(name_or_path: str, revision: str | None, trust_remote_code: boo
 TINY = "textrl:tiny"
 TINY_REWARD = "textrl:tiny-reward"
 BUILTINS = (TINY, TINY_REWARD, "textrl:smollm2")
-"""TextRL's built-in models: two offline tiny ones and SmolLM2-135M-Instruct (fetched once, see gguf_models)."""
+"""TextRL's built-in models: two offline tiny ones and SmolLM2-135M-Instruct (fetched once, see models/gguf.py)."""
 
 
 def builtin_path(name: str) -> Path | None:
