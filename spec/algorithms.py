@@ -1,12 +1,13 @@
 """Every supported algorithm: one entry each. Adding an algorithm or DPO loss is an edit here plus regenerating."""
 
 from . import choices
-from .formats import BINARY, PAIRWISE, PROMPT_ONLY, REWARD_PAIRS
+from .formats import BINARY, PAIRWISE, PROMPT_ONLY, REWARD_PAIRS, SUPERVISED
 from .mirrored import complete
 from .model import Algorithm, Family, Paper
 from .options import online as on
 from .options import preference as pref
 from .options.sections import REWARD, SECTIONS
+from .options.supervised import SUPERVISED as SFT_OPTIONS
 from .options.training import COMMON, LEARNING_RATE
 from .rules import (
     COMMON_RULES,
@@ -14,7 +15,10 @@ from .rules import (
     eval_generation_batch_divisible,
     generation_batch_divisible,
     no_lora_on_lm_head,
+    packing_needs_length,
+    padding_free_needs_flash_attention,
     padding_free_unavailable,
+    padding_free_without_truncation,
     pairwise_rules,
     ref_sync_not_precomputed,
     reference_cache_whole_weights,
@@ -191,11 +195,23 @@ REWARD_MODEL = Algorithm(
     paper=_hf("2203.02155", "Training language models to follow instructions with human feedback"),
 )  # fmt: skip
 
+SFT = Algorithm(
+    name="sft", title="SFT", family=Family.SUPERVISED,
+    summary="Supervised fine-tuning: next-token prediction on demonstrations (text, chat messages, or prompt and "
+    "completion); the warm start before RL, whose output is a model: for GRPO or DPO.",
+    trl_trainer="trl.SFTTrainer", trl_config="trl.SFTConfig", data_format=SUPERVISED,
+    options=(*COMMON[:3], LEARNING_RATE.but(default=2e-5), *COMMON[4:], *SFT_OPTIONS, *SECTIONS),
+    rules=(*COMMON_RULES, no_lora_on_lm_head, packing_needs_length, padding_free_without_truncation,
+           padding_free_needs_flash_attention),
+    paper=_hf("2203.02155", "Training language models to follow instructions with human feedback"),
+)  # fmt: skip
+
 ALGORITHMS = tuple(complete(a) for a in (
     GRPO, RLOO, REINFORCE_PP,
     DPO, IPO, HINGE, APO_ZERO, APO_DOWN, BCO_PAIR, NCA_PAIR, ROBUST_DPO, AOT, AOT_UNPAIRED, DISCOPOP, SPPO_HARD,
     EXO_PAIR, SIGMOID_NORM,
     KTO,
     REWARD_MODEL,
+    SFT,
 ))  # fmt: skip
 """Every algorithm with TRL's whole config surface: the options above, then the rest mirrored from TRL."""

@@ -32,5 +32,16 @@ REWARD_PAIRS = DataFormat(
     example={"chosen": "The capital of France is Paris.", "rejected": "The capital of France is Rome."},
 )
 
-FORMATS: tuple[DataFormat, ...] = (PROMPT_ONLY, PAIRWISE, BINARY, REWARD_PAIRS)
+SUPERVISED = DataFormat(
+    name="supervised",
+    columns=("text", "messages", "prompt", "completion"),
+    layouts=(("messages",), ("prompt", "completion"), ("text",)),
+    string_column="text",
+    description="Demonstrations in one of TRL's layouts: a text column (language modelling: every token is trained "
+    "on; dataset_text_field names another column), a messages column of chat messages, or prompt and completion "
+    "columns, both text or both chat messages (by default only the completion is trained on).",
+    example={"prompt": "2 + 2 =", "completion": " 4"},
+)
+
+FORMATS: tuple[DataFormat, ...] = (PROMPT_ONLY, PAIRWISE, BINARY, REWARD_PAIRS, SUPERVISED)
 FORMATS_BY_NAME: dict[str, DataFormat] = {f.name: f for f in FORMATS}

@@ -40,6 +40,7 @@ class Family(str, enum.Enum):
     PAIRWISE = "pairwise preference"
     BINARY = "binary preference"
     REWARD_MODEL = "reward model"
+    SUPERVISED = "supervised"
 
     @property
     def trainer(self) -> str:
@@ -72,12 +73,14 @@ _FAMILY_TRAINERS = {
     Family.PAIRWISE: "PreferenceTrainer",
     Family.BINARY: "PreferenceTrainer",
     Family.REWARD_MODEL: "RewardModelTrainer",
+    Family.SUPERVISED: "SupervisedTrainer",
 }
 _FAMILY_REFERENCES = {
     Family.ONLINE: Reference.FOR_KL,
     Family.PAIRWISE: Reference.LOADED,
     Family.BINARY: Reference.LOADED,
     Family.REWARD_MODEL: Reference.NONE,
+    Family.SUPERVISED: Reference.NONE,
 }
 
 
@@ -176,18 +179,23 @@ class DataFormat(_Frozen):
     """The columns of `columns` a dataset may leave out (e.g. the prompt, when it is implicit in the completions)."""
     description: str
     example: Mapping[str, Any]
+    layouts: tuple[tuple[str, ...], ...] = ()
+    """Alternative sets of columns, of which a dataset has exactly one (supervised data: text; messages; prompt and
+    completion); empty when `columns` less `optional` is the one layout."""
+    string_column: str = "prompt"
+    """The column a plain string becomes when rows are given as strings."""
 
     @model_validator(mode="after")
     def _optional_among_columns(self) -> DataFormat:
-        stray = [c for c in self.optional if c not in self.columns]
+        stray = [c for c in (*self.optional, *(c for layout in self.layouts for c in layout)) if c not in self.columns]
         if stray:
             raise ValueError(f"data format {self.name!r}: optional {', '.join(stray)} not among its columns")
         return self
 
     @property
     def required(self) -> tuple[str, ...]:
-        """The columns every dataset in this format must have, in order."""
-        return tuple(c for c in self.columns if c not in self.optional)
+        """The columns every dataset in this format must have, in order (with layouts: those all layouts share)."""
+        return tuple(c for c in self.columns if c not in self.optional and all(c in layout for layout in self.layouts))
 
 
 class Paper(_Frozen):

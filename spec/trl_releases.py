@@ -26,6 +26,17 @@ CI_PINS = {"1.13": "1.13.0", "1.14": "1.14.1", "1.15": "1.15.0", "1.16": "1.16.0
 
 NEWEST = RELEASES[-1]
 
+TRL_CONFIGS = (
+    "trl.GRPOConfig",
+    "trl.RLOOConfig",
+    "trl.DPOConfig",
+    "trl.KTOConfig",
+    "trl.RewardConfig",
+    "trl.SFTConfig",
+)
+"""The TRL config classes a snapshot records: those behind the algorithms (a test keeps the two the same). Kept as
+data here, not read from the algorithms, so that a snapshot can be taken for a class before an algorithm uses it."""
+
 FOLDER = Path(__file__).parent / "trl_snapshots"
 
 RENAMED_FIELDS: dict[str, dict[str, str]] = {}
@@ -41,6 +52,9 @@ names out of that release's trainer source; between 1.13 and 1.16 they are the s
 DEFAULT_CHANGES: dict[str, str] = {
     "pad_to_multiple_of": "TRL 1.16's 'auto' pads to a multiple of 128 on AWS Neuron only; elsewhere it does not pad, "
     "as null did before, so training is the same off Neuron",
+    "loss_type": "SFT only: TRL 1.13 and 1.14 default to chunked_nll (the negative log-likelihood computed over "
+    "chunks of the vocabulary, to save memory), 1.15 to nll (computed through a fused LM head); TextRL's option passes "
+    "nll unless told otherwise, so an SFT run trains the same loss on every release",
     "router_aux_loss_coef": "Only Mixture-of-Experts models have this loss: before TRL 1.14 it was weighted 0.001, "
     "from 1.14 the model config's own coefficient is used (and setting it on a model without experts fails)",
 }

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .errors import ConfigError, DataError, MigrationError, RewardError
     from .models import load_model
     from .rewards import reward_fn
-    from .trainers import OnlineTrainer, PreferenceTrainer, RewardModelTrainer
+    from .trainers import OnlineTrainer, PreferenceTrainer, RewardModelTrainer, SupervisedTrainer
     from .validation.config import TextRLConfig
 
 _LAZY = {
@@ -27,6 +27,7 @@ _LAZY = {
     "OnlineTrainer": "textrl.trainers",
     "PreferenceTrainer": "textrl.trainers",
     "RewardModelTrainer": "textrl.trainers",
+    "SupervisedTrainer": "textrl.trainers",
 }
 
 # Names of the PFRL-based TextRL (< 1.0); importing them explains the move instead of a bare ImportError.
@@ -53,6 +54,7 @@ __all__ = [
     "PreferenceTrainer",
     "RewardError",
     "RewardModelTrainer",
+    "SupervisedTrainer",
     "TextRLConfig",
     "__version__",
     "load_model",

@@ -2,7 +2,8 @@
 
 Each check receives the validated values of one config and returns None or the whole message. The rules live by
 topic: `losses` (pairwise loss options), `batching` (generation and evaluation batches), `training` (options every
-algorithm shares), `data` (the data and reward sections) and `effect` (options that would not take effect);
+algorithm shares), `data` (the data and reward sections), `effect` (options that would not take effect) and `supervised`
+(packing and padding-free training);
 `COMMON_RULES` are the ones every algorithm gets.
 """
 
@@ -10,6 +11,7 @@ from .batching import eval_generation_batch_divisible, generation_batch, generat
 from .data import composed_reward_weights, eval_rows_not_held_out, mixture_shares, one_eval_set, test_split_share
 from .effect import padding_free_unavailable, reward_weights_count, tool_iterations_need_tools
 from .losses import pairwise_rules
+from .supervised import packing_needs_length, padding_free_needs_flash_attention, padding_free_without_truncation
 from .training import (
     best_checkpoint_metric,
     no_lora_on_lm_head,
@@ -52,7 +54,10 @@ __all__ = [
     "no_lora_on_lm_head",
     "one_eval_set",
     "one_precision",
+    "packing_needs_length",
+    "padding_free_needs_flash_attention",
     "padding_free_unavailable",
+    "padding_free_without_truncation",
     "pairwise_rules",
     "plateau_scheduler_needs_eval",
     "quantized_needs_peft",

@@ -30,7 +30,7 @@ def stall_timeout_positive(cfg: Mapping[str, Any]) -> str | None:
 
 @rule(
     "model",
-    description="A LoRA adapter must not target lm_head (TRL's DPO and KTO trainers refuse it).",
+    description="A LoRA adapter must not target lm_head (TRL's DPO, KTO and SFT trainers refuse it).",
 )
 def no_lora_on_lm_head(cfg: Mapping[str, Any]) -> str | None:
     model = cfg.get("model")
@@ -38,7 +38,7 @@ def no_lora_on_lm_head(cfg: Mapping[str, Any]) -> str | None:
     targets = getattr(peft, "target_modules", None)
     if isinstance(targets, list) and "lm_head" in targets:
         return (
-            "model.peft.target_modules includes lm_head, which TRL's DPO and KTO trainers refuse. "
+            "model.peft.target_modules includes lm_head, which TRL's DPO, KTO and SFT trainers refuse. "
             "Fix: drop lm_head, or use target_modules: all-linear (which leaves the output head out)."
         )
     return None

@@ -18,6 +18,8 @@ def rows_for(data_format: spec.DataFormat, n: int = 16) -> list[dict[str, Any]]:
     """A small dataset in any of the spec's data formats (chosen by its columns, so new algorithms are covered); an
     optional prompt is given where the format's example row gives one."""
     columns = data_format.columns
+    if data_format.layouts:  # supervised demonstrations: prompt and completion
+        return [{"prompt": f"Repeat the word: {WORDS[i % 8]} ->", "completion": f" {WORDS[i % 8]}"} for i in range(n)]
     if columns == ("prompt",):
         return [{"prompt": PROMPTS[i % len(PROMPTS)]} for i in range(n)]
     if "label" in columns:

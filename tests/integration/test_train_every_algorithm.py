@@ -23,6 +23,7 @@ METRICS = {  # a metric each family's TRL trainer logs, proving the algorithm ra
     spec.Family.PAIRWISE: "rewards/accuracies",
     spec.Family.BINARY: "rewards/margins",
     spec.Family.REWARD_MODEL: "accuracy",
+    spec.Family.SUPERVISED: "mean_token_accuracy",
 }
 
 
@@ -38,7 +39,7 @@ def _run(algo: spec.Algorithm, path: Path, out: Path, *, lora: bool) -> tuple[li
                               "config": fast(algo.name, out)}  # fmt: skip
     if algo.family is spec.Family.ONLINE:
         kwargs["reward"] = letters
-    elif algo.family is not spec.Family.REWARD_MODEL:
+    elif algo.family.reference is spec.Reference.LOADED:
         kwargs["ref_model"] = ref
     trainer = trainer_for(algo.family)(**kwargs)
     trainer.train()
@@ -67,7 +68,7 @@ def test_trains_with_full_weights(algo: spec.Algorithm, tiny: Path, tmp_path: Pa
 
 
 @pytest.mark.parametrize("algo", [a for a in spec.ALGORITHMS if a.family in (spec.Family.PAIRWISE, spec.Family.BINARY)]
-                         + [spec.BY_NAME["grpo"]], ids=lambda a: a.name)  # fmt: skip
+                         + [spec.BY_NAME["grpo"], spec.BY_NAME["sft"]], ids=lambda a: a.name)  # fmt: skip
 def test_trains_with_lora_and_no_reference_model(algo: spec.Algorithm, tiny: Path, tmp_path: Path) -> None:
     history, moved = _run(algo, tiny, tmp_path, lora=True)
     _check(history, algo.family)

@@ -9,6 +9,7 @@ import pytest
 from textrl import spec
 from textrl.data import Rows, check_dataset
 from textrl.errors import DataError
+from textrl.spec.formats import SUPERVISED
 
 
 def test_every_algorithm_format_is_registered_by_name() -> None:
@@ -55,6 +56,25 @@ def test_each_required_column_is_needed(fmt: spec.DataFormat) -> None:
         rows = Rows([{k: v for k, v in fmt.example.items() if k != column} | {"other": "x"}])
         with pytest.raises(DataError, match=rf"missing column '{column}': the .* format needs columns "):
             check_dataset(rows, fmt)
+
+
+@pytest.mark.parametrize("layout", SUPERVISED.layouts, ids=" and ".join)
+def test_a_supervised_dataset_has_one_of_its_layouts(layout: tuple[str, ...]) -> None:
+    values = {"text": "2 + 2 = 4", "messages": _chat("user", "assistant"), "prompt": "2 + 2 =", "completion": " 4"}
+    assert check_dataset(Rows([{c: values[c] for c in layout}]), SUPERVISED) is not None
+    with pytest.raises(DataError, match=r"the supervised format needs one of these column sets: messages; prompt and "
+                       r"completion; text; the dataset has other\. .*Fix: rename or add the columns"):  # fmt: skip
+        check_dataset(Rows([{"other": "x"}]), SUPERVISED)
+
+
+def test_supervised_rows_read_as_their_layout_says() -> None:
+    with pytest.raises(DataError, match=r"column 'messages', row 0: standard data; the supervised format reads "
+                       r"'messages' as a list of \{role, content\} messages"):  # fmt: skip
+        check_dataset(Rows([{"messages": "hello"}]), SUPERVISED)
+    with pytest.raises(DataError, match=r"It has prompt without completion: a prompt-only dataset is for online"):
+        check_dataset(Rows([{"prompt": "hello"}]), SUPERVISED)
+    with pytest.raises(DataError, match=r"column 'body', row 1: empty text"):
+        check_dataset(Rows([{"body": "a"}, {"body": " "}]), SUPERVISED, text_field="body")
 
 
 def test_unknown_format_name() -> None:

@@ -12,7 +12,7 @@ from ..rewards import Composed, as_reward
 from ..rewards.checks import check_distinct_names, check_preference_columns, check_signature
 from ..run.assemble import Assembled, require_section
 from ..spec import DIFFERENT_FROM_TRL, Family, Reference
-from ..validation.view import online, options
+from ..validation.view import online, options, supervised
 from .evaluate import as_completion
 
 if TYPE_CHECKING:
@@ -111,13 +111,21 @@ def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
     if folder is None or not folder.is_dir() or model.gguf_file:
         return f"chat template: {name} is not a local model folder yet; checked when the tokenizer loads"
     check_chat_template(datasets, chat_renderer(folder) is not None, str(folder))  # as the loaded tokenizer names it
+    sft = supervised(run.config)
+    if sft is not None and sft.assistant_only_loss and sft.chat_template_path is None:
+        from ..data.supervised import check_assistant_template
+
+        renderer = chat_renderer(folder)
+        default = renderer.templates.get("default") if renderer is not None else None
+        check_assistant_template(default[0] if default else None, str(folder))
     return f"chat template: {name} has one, for the chat rows ({', '.join(columns)})"
 
 
 def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
     """Token lengths against the model's context and max_length, counted with the model folder's tokenizer."""
     from ..checkpoints.overwrite import inputs, model_inputs
-    from ..data.lengths import check_lengths, folder_counter, limits_for
+    from ..data.lengths import folder_counter, limits_for
+    from ..data.notes import row_notes
 
     name = require_section(run, "model").name
     found = inputs(model_inputs("model", name, run.base_dir))
@@ -129,7 +137,7 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
     notes = []
     for label, data in datasets.items():
         if data is not None:
-            notes += check_lengths(data, run.config.algorithm().family.value, limits, count, name=label)
+            notes += row_notes(run.config, data, limits, count, name=label)
     shown = ", ".join(f"{k}={v}" for k, v in vars(limits).items() if v is not None)
     return "\n".join([f"lengths: rows fit ({shown})" if not notes else f"lengths ({shown}):"] +
                      [f"WARNING: {note}" for note in notes])  # fmt: skip
@@ -172,7 +180,8 @@ def dry_run(
     run: Assembled, *, resume: bool, overwrite: bool, resume_changed: bool = False, device_memory: float | None = None
 ) -> int:
     """Print what the run would do; exit status 0 when it would start."""
-    from ..data import check_dataset, from_section, load_split
+    from ..data import from_section, load_split
+    from ..data.checks import check_rows
 
     cfg, algo = run.config, run.config.algorithm()
     if run.translation is not None:
@@ -194,7 +203,7 @@ def dry_run(
     print("\n".join(describe_plan(cfg, run.base_dir, device_memory, what)))
     section = require_section(run, "dataset")
     rows, evaluation = load_split(section, run.base_dir, light=True)
-    rows = check_dataset(rows, algo.data_format.name)
+    rows = check_rows(cfg, rows)
     parts = f" from a mixture of {len(section.mixture)} datasets" if section.mixture else ""
     print(
         f"dataset: {len(rows)} rows{parts}, columns {', '.join(rows.column_names)}; {algo.data_format.name} format: ok"
@@ -203,7 +212,7 @@ def dry_run(
     if eval_section is not None:
         evaluation = from_section(eval_section, run.base_dir, light=True, where="eval_dataset")
     if evaluation is not None:
-        evaluation = check_dataset(evaluation, algo.data_format.name)
+        evaluation = check_rows(cfg, evaluation)
         held = f" (held out of dataset by test_split_size={section.test_split_size})" if eval_section is None else ""
         print(f"eval_dataset: {len(evaluation)} rows{held}: ok")
     if options(cfg).env:

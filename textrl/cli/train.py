@@ -152,10 +152,11 @@ def train_parser() -> argparse.ArgumentParser:
         if title not in groups:
             groups[title] = parser.add_argument_group(title)
         group = groups[title]
+        text = flag.help.replace("%", "%%")  # argparse formats help with %: a Jinja tag ({% generation %}) is text
         if flag.is_bool:
-            group.add_argument(flag.flag, dest=flag.dest, action=argparse.BooleanOptionalAction, help=flag.help)
+            group.add_argument(flag.flag, dest=flag.dest, action=argparse.BooleanOptionalAction, help=text)
         else:
-            group.add_argument(flag.flag, dest=flag.dest, metavar=flag.metavar, help=flag.help)
+            group.add_argument(flag.flag, dest=flag.dest, metavar=flag.metavar, help=text)
     return parser
 
 

@@ -255,6 +255,7 @@ VIEW_GROUPS: list[tuple[str, str | None, tuple[spec.Family, ...], str]] = [
     ("PairwiseOptions", "PreferenceOptions", (spec.Family.PAIRWISE,), "the pairwise preference algorithms (DPO's)"),
     ("BinaryOptions", "PreferenceOptions", (spec.Family.BINARY,), "the binary preference algorithms (KTO)"),
     ("RewardModelOptions", "CommonOptions", (spec.Family.REWARD_MODEL,), "reward model training"),
+    ("SupervisedOptions", "CommonOptions", (spec.Family.SUPERVISED,), "supervised fine-tuning (SFT)"),
 ]  # fmt: skip
 """The typed view's protocols: name, parent, the families whose every algorithm has each option, and whom it covers."""
 

@@ -21,7 +21,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from textrl import spec
 from textrl.spec import trl_releases
 
 
@@ -142,7 +141,7 @@ def take_snapshot() -> dict[str, Any]:
     fields in order as [declaring class, name]."""
     fields: dict[str, dict[str, Any]] = {}
     classes: dict[str, list[str]] = {}
-    for path in dict.fromkeys(a.trl_config for a in spec.ALGORITHMS):
+    for path in trl_releases.TRL_CONFIGS:
         module, _, name = path.rpartition(".")
         cls = getattr(importlib.import_module(module), name)
         hints = typing.get_type_hints(cls)

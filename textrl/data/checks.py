@@ -87,11 +87,11 @@ def _check_text_column(values: Sequence[Any], column: str, fmt: str, kinds: dict
             )
 
 
-def _as_dataset(dataset: Any, argument: str, example: str) -> Any:
-    """A plain list or tuple of rows as a `datasets.Dataset` (as `from_list` builds it); anything else without
-    columns is an error naming the argument."""
+def _as_dataset(dataset: Any, argument: str, example: str, string_column: str = "prompt") -> Any:
+    """A plain list or tuple of rows as a `datasets.Dataset` (as `from_list` builds it, a string becoming a row of
+    `string_column`); anything else without columns is an error naming the argument."""
     if isinstance(dataset, list | tuple):
-        return from_list(dataset, where=argument)
+        return from_list(dataset, where=argument, string_column=string_column)
     columns = getattr(dataset, "column_names", None)
     if isinstance(columns, list):
         return dataset
@@ -130,9 +130,50 @@ def _looks_like_data(name: str) -> bool:
     return bool(re.fullmatch(r"[-+]?\d+(\.\d+)?", text)) or (" " in text and (len(text) > 30 or text[-1] in ".?!:"))
 
 
-def check_dataset(dataset: Any, data_format: DataFormat | str, name: str | None = None) -> Any:
+def check_rows(config: Any, dataset: Any, name: str | None = None) -> Any:
+    """`check_dataset` against a TextRL config's algorithm: its data format, and for SFT the text column it names
+    (dataset_text_field). The trainers and the dry run both check rows through this."""
+    from ..validation.view import supervised
+
+    sft = supervised(config)
+    text_field = sft.dataset_text_field if sft is not None else "text"
+    return check_dataset(dataset, config.algorithm().data_format, name, text_field=text_field)
+
+
+def layout_of(fmt: DataFormat, columns: Sequence[str], text_field: str = "text") -> tuple[str, ...] | None:
+    """The layout of `fmt.layouts` a dataset with these columns is read as (TRL's order: prompt and completion, then
+    messages, then the text column, named `text_field`); None when it has none of them. A format without layouts has
+    the one, its required columns."""
+    if not fmt.layouts:
+        return fmt.required
+    named = [tuple(text_field if c == "text" else c for c in layout) for layout in fmt.layouts]
+    return next((layout for layout in named if all(c in columns for c in layout)), None)
+
+
+def _missing_layout(fmt: DataFormat, columns: Sequence[str], text_field: str) -> DataError:
+    options = "; ".join(" and ".join(text_field if c == "text" else c for c in layout) for layout in fmt.layouts)
+    partial = [c for c in ("prompt", "completion") if c in columns]
+    fix = (
+        f" It has {partial[0]} without {'completion' if partial[0] == 'prompt' else 'prompt'}: a prompt-only dataset "
+        "is for online algorithms (GRPO), which write the completions themselves."
+        if len(partial) == 1
+        else ""
+    )
+    if "text" in fmt.columns and text_field == "text" and not partial:
+        fix += " A column of plain text under another name: set dataset_text_field to it."
+    return DataError(
+        f"the {fmt.name} format needs one of these column sets: {options}; the dataset has "
+        f"{', '.join(columns) or 'none'}.{fix} Fix: rename or add the columns (dataset.rename_column(...)).",
+        column=fmt.layouts[0][0],
+    )
+
+
+def check_dataset(
+    dataset: Any, data_format: DataFormat | str, name: str | None = None, *, text_field: str = "text"
+) -> Any:
     """Check every row against a data format of the spec (a `DataFormat`, or its name, e.g. 'prompt-only'); returns
-    the dataset, ready for TRL. `name` is the argument it came in (e.g. train_dataset), for errors.
+    the dataset, ready for TRL. `name` is the argument it came in (e.g. train_dataset), for errors; `text_field` is
+    the column a format's `text` is read from (SFT's dataset_text_field).
 
     A plain list or tuple of rows becomes a `datasets.Dataset` as `from_list` builds it. A prompt-only dataset with a
     `messages` column and no `prompt` column gets it renamed to `prompt`.
@@ -140,14 +181,18 @@ def check_dataset(dataset: Any, data_format: DataFormat | str, name: str | None 
     fmt = data_format if isinstance(data_format, DataFormat) else FORMATS_BY_NAME.get(data_format)
     if fmt is None:
         raise ValueError(f"unknown data format {data_format!r}")
-    dataset = _as_dataset(dataset, name or "train_dataset/eval_dataset", name or "train_dataset")
+    string_column = text_field if fmt.string_column == "text" else fmt.string_column
+    dataset = _as_dataset(dataset, name or "train_dataset/eval_dataset", name or "train_dataset", string_column)
     format_name = fmt.name
     columns = list(dataset.column_names)
     renamed = format_name == PROMPT_ONLY.name and "prompt" not in columns and "messages" in columns
     if renamed:
         dataset = dataset.rename_column("messages", "prompt")
         columns = list(dataset.column_names)
-    needed = fmt.required
+    layout = layout_of(fmt, columns, text_field)
+    if layout is None:
+        raise _missing_layout(fmt, columns, text_field)
+    needed = layout
     missing = [c for c in needed if c not in columns]
     if missing:
         read_as_header = [c for c in columns if _looks_like_data(c)]
@@ -169,9 +214,27 @@ def check_dataset(dataset: Any, data_format: DataFormat | str, name: str | None 
             "split or the filter that produced it."
         )
     kinds: dict[str, tuple[str, int]] = {}
-    for column in (c for c in ("prompt", "chosen", "rejected", "completion") if c in columns):
+    read = ("prompt", "chosen", "rejected", "completion") if not fmt.layouts else layout
+    for column in (c for c in read if c in columns):
         shown = "messages" if renamed and column == "prompt" else column  # the name the user wrote
         _check_text_column(column_values(dataset, column), shown, format_name, kinds)
+    if fmt.layouts and len(layout) == 1:  # one column: messages must be chat messages, the text column plain text
+        wanted = "conversational" if layout[0] == "messages" else "standard"
+        if kinds["kind"][0] != wanted:
+            row = kinds["kind"][1]
+            other = "a list of {role, content} messages" if wanted == "conversational" else "a string"
+            raise DataError(
+                f"column {layout[0]!r}, row {row}: {kinds['kind'][0]} data; the {format_name} format reads "
+                f"{layout[0]!r} as {other}. Fix: "
+                + (
+                    "put chat messages in 'messages'"
+                    if wanted == "conversational"
+                    else "name a column of chat messages 'messages'"
+                )
+                + ".",
+                column=layout[0],
+                row=row,
+            )
     if "label" in needed:
         for row, label in enumerate(column_values(dataset, "label")):
             if not isinstance(label, bool):
@@ -217,21 +280,25 @@ def same_layout(rows: Sequence[Mapping[str, Any]], where: str) -> None:
                 )
 
 
-def from_list(items: Iterable[str | Mapping[str, Any]], *, where: str = "from_list") -> Any:
-    """A `datasets.Dataset` from strings (each becomes a prompt-only row) or mappings (rows as they are); `where`
-    names the list in errors."""
+def from_list(
+    items: Iterable[str | Mapping[str, Any]], *, where: str = "from_list", string_column: str = "prompt"
+) -> Any:
+    """A `datasets.Dataset` from strings (each becomes a row of `string_column`: a prompt, or SFT's text) or mappings
+    (rows as they are); `where` names the list in errors."""
     from datasets import Dataset
 
-    return Dataset.from_list(list_rows(items, where))
+    return Dataset.from_list(list_rows(items, where, string_column))
 
 
-def list_rows(items: Iterable[str | Mapping[str, Any]], where: str = "from_list") -> list[dict[str, Any]]:
+def list_rows(
+    items: Iterable[str | Mapping[str, Any]], where: str = "from_list", string_column: str = "prompt"
+) -> list[dict[str, Any]]:
     """The rows of `from_list`; `where` names the list in errors (e.g. `dataset.list`, `train_dataset`)."""
     rows: list[dict[str, Any]] = []
     kinds = set()
     for i, item in enumerate(items):
         if isinstance(item, str):
-            rows.append({"prompt": item})
+            rows.append({string_column: item})
             kinds.add("str")
         elif isinstance(item, Mapping):
             rows.append(dict(item))

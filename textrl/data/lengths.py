@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DataError
 from ..spec import Family
-from ..validation.view import online, preference, reward_model
+from ..validation.view import online, preference, reward_model, supervised
 from .checks import column_values
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ Counter = Callable[[Sequence[Any], bool], list[int]]
 prompt) or completions (their contents)."""
 
 
-def _size(value: Any) -> int:
+def size_bound(value: Any) -> int:
     """An upper bound on the tokens of a text (its UTF-8 bytes) or chat messages (their contents plus a margin)."""
     if isinstance(value, str):
         return len(value.encode("utf-8"))
@@ -92,7 +92,7 @@ def check_lengths(
         if limits.context is None:
             return notes
         budget = limits.context - (limits.max_completion_length or 0)
-        near = [i for i, p in enumerate(prompts) if _size(p) + 4 > budget]
+        near = [i for i, p in enumerate(prompts) if size_bound(p) + 4 > budget]
         tokens = _counted(prompts, near, count, True)
         over = [i for i in near if tokens[i] > limits.context]
         if over:
@@ -118,7 +118,7 @@ def check_lengths(
     limit, which = min(known)
     completions = {c: column_values(dataset, c) for c in ("chosen", "rejected", "completion") if c in columns}
     sizes = [
-        _size(prompts[i]) + max((_size(values[i]) for values in completions.values()), default=0) + 4
+        size_bound(prompts[i]) + max((size_bound(values[i]) for values in completions.values()), default=0) + 4
         for i in range(len(prompts))
     ]
     near = [i for i, size in enumerate(sizes) if size > limit]
@@ -240,10 +240,10 @@ def folder_counter(folder: Path) -> tuple[Counter, int | None] | None:
 
 
 def limits_for(config: TextRLConfig, context: int | None) -> Limits:
-    """The limits a TextRL config sets (max_length for pairwise, binary and reward models; max_completion_length
+    """The limits a TextRL config sets (max_length for pairwise, binary, reward models and SFT; max_completion_length
     for online algorithms) beside the model's context."""
     rollout = online(config)
     if rollout is not None:
         return Limits(context=context, max_length=None, max_completion_length=rollout.max_completion_length)
-    offline = preference(config) or reward_model(config)
+    offline = preference(config) or reward_model(config) or supervised(config)
     return Limits(context=context, max_length=offline.max_length if offline else None, max_completion_length=None)

@@ -36,6 +36,10 @@ SIGNS: dict[Family, tuple[tuple[str, str], ...]] = {
         ("accuracy", "share of pairs the reward model ranks correctly: should rise"),
         ("margin", "score of chosen minus rejected: should rise"),
     ),
+    Family.SUPERVISED: (
+        ("mean_token_accuracy", "share of trained tokens the model ranks first: should rise"),
+        ("entropy", "mean entropy of the predicted next token: falls as the model grows sure of the demonstrations"),
+    ),
 }
 _COMPONENT = re.compile(r"^rewards/([^/]+)/mean$")
 WINDOW = 5

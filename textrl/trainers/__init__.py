@@ -1,4 +1,4 @@
-"""The three TextRL trainers; each validates, builds the TRL config with the generated builder, and hands off to TRL.
+"""The TextRL trainers; each validates, builds the TRL config with the generated builder, and hands off to TRL.
 
 Which trainer trains which algorithm family is the spec's `Family.trainer`; `trainer_for` reads it. Each trainer's
 module is imported when first asked for, so a DPO run does not import the online trainer's reward machinery.
@@ -16,12 +16,14 @@ if TYPE_CHECKING:
     from .online import OnlineTrainer
     from .preference import PreferenceTrainer
     from .reward_model import RewardModelTrainer
+    from .supervised import SupervisedTrainer
 
 _MODULES = {
     "TextRLTrainer": ".base",
     "OnlineTrainer": ".online",
     "PreferenceTrainer": ".preference",
     "RewardModelTrainer": ".reward_model",
+    "SupervisedTrainer": ".supervised",
 }
 
 
@@ -37,4 +39,12 @@ def trainer_for(family: Family) -> type[TextRLTrainer]:
     return cls
 
 
-__all__ = ["TRAINERS", "OnlineTrainer", "PreferenceTrainer", "RewardModelTrainer", "TextRLTrainer", "trainer_for"]
+__all__ = [
+    "TRAINERS",
+    "OnlineTrainer",
+    "PreferenceTrainer",
+    "RewardModelTrainer",
+    "SupervisedTrainer",
+    "TextRLTrainer",
+    "trainer_for",
+]

@@ -1,4 +1,4 @@
-"""What the three trainers share: config and data checks, the TRL config, the manifest and train()."""
+"""What the trainers share: config and data checks, the TRL config, the manifest and train()."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 from ..checkpoints.atomic import STAGING, AtomicCheckpoints, discard_partial, write_json
 from ..checkpoints.manifest import check_same_algorithm, trl_changes, write_manifest
-from ..data import check_dataset
-from ..data.lengths import check_lengths, context_of, limits_for, tokenizer_counter, warn
+from ..data.checks import check_rows
+from ..data.lengths import context_of, limits_for, tokenizer_counter, warn
+from ..data.notes import row_notes
 from ..engines.distributed import describe_engine
 from ..engines.quantization import of_model
 from ..errors import ConfigError, Problem
@@ -51,16 +52,13 @@ class TextRLTrainer:
         """`trl_config`: the TRL config already built from this same `config` by `build_trl_config` (the CLI builds
         it before loading the model, which DeepSpeed ZeRO-3 needs); by default the trainer builds it."""
         self.config = self._config(config)
-        algo = self.config.algorithm()
         if tokenizer is not None and processing_class is not None and tokenizer is not processing_class:
             raise ConfigError(
                 [Problem("tokenizer", "both tokenizer= and processing_class= were given. Fix: pass only tokenizer=.")]
             )
         self.tokenizer = tokenizer if tokenizer is not None else processing_class
-        self.train_dataset = check_dataset(train_dataset, algo.data_format.name, "train_dataset")
-        self.eval_dataset = (
-            None if eval_dataset is None else check_dataset(eval_dataset, algo.data_format.name, "eval_dataset")
-        )
+        self.train_dataset = self._check_data(train_dataset, "train_dataset")
+        self.eval_dataset = None if eval_dataset is None else self._check_data(eval_dataset, "eval_dataset")
         if self.tokenizer is not None:  # chat rows without a chat template; prompts longer than the model or max_length
             from ..data.chat_rows import check_chat_template
 
@@ -73,7 +71,7 @@ class TextRLTrainer:
             count = tokenizer_counter(self.tokenizer)
             for label, data in (("train_dataset", self.train_dataset), ("eval_dataset", self.eval_dataset)):
                 if data is not None:
-                    warn(check_lengths(data, algo.family.value, limits, count, name=label))
+                    warn(row_notes(self.config, data, limits, count, name=label))
         self.trl_config = trl_config if trl_config is not None else build_trl_config(self.config)
         # vLLM's refusals here, before TRL starts vLLM (minutes on a CPU), which would refuse it
         if (rollout := online(self.config)) is not None and rollout.use_vllm:
@@ -91,6 +89,10 @@ class TextRLTrainer:
         self._watchdogs = [] if timeout == "off" else [StallWatchdog(float(timeout), self.trl_config.output_dir)]
         self.trl_trainer = self._build(model, [*(callbacks or []), self._stop, *self._watchdogs])
         self._trl_changes = trl_changes(self.trl_config)  # after _build, which may set reward weights
+
+    def _check_data(self, dataset: Any, name: str) -> Any:
+        """The dataset checked against the algorithm's data format (`name`: the argument it came in)."""
+        return check_rows(self.config, dataset, name)
 
     def _config(self, config: TextRLConfig | dict[str, Any]) -> TextRLConfig:
         cfg = config if isinstance(config, TextRLConfig) else TextRLConfig.model_validate(config)

@@ -11,7 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # imported by the functions: a module that imports this one stays light (--help, pydantic unloaded)
-    from ..generated.view import CommonOptions, OnlineOptions, PairwiseOptions, PreferenceOptions, RewardModelOptions
+    from ..generated.view import (
+        CommonOptions,
+        OnlineOptions,
+        PairwiseOptions,
+        PreferenceOptions,
+        RewardModelOptions,
+        SupervisedOptions,
+    )
 
 
 def options(cfg: object) -> CommonOptions:
@@ -52,3 +59,11 @@ def pairwise(cfg: object) -> PairwiseOptions | None:
 
     common = options(cfg)
     return cast("PairwiseOptions", common) if common.algorithm().family is Family.PAIRWISE else None
+
+
+def supervised(cfg: object) -> SupervisedOptions | None:
+    """`cfg` with supervised fine-tuning's options (packing, what the loss trains on), or None for another family."""
+    from ..spec import Family
+
+    common = options(cfg)
+    return cast("SupervisedOptions", common) if common.algorithm().family is Family.SUPERVISED else None
