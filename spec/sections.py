@@ -68,6 +68,10 @@ class ModelSection(Section):
     """A hub branch, tag or commit."""
     trust_remote_code: bool = False
     """Run modelling code shipped with the checkpoint. Off by default: it executes code from the model repo."""
+    adapter: Literal["merge", "continue"] = "merge"
+    """When name is a LoRA adapter (the output_dir of a LoRA run): merge loads it on its base and merges it, so this
+    run trains the fine-tuned model (a new peft: adapter on top, or full weights) and a DPO or KTO reference is that
+    model; continue keeps training the same adapter (without peft:), and the reference is then the base without it."""
 
 
 class _Source(Section):

@@ -72,6 +72,7 @@ def write_manifest(
     fingerprint: dict[str, Any] | None = None,
     base_quantization: str | None = None,
     engine: str | None = None,
+    parent: dict[str, Any] | None = None,
 ) -> Path:
     path = Path(output_dir) / MANIFEST
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,9 +95,21 @@ def write_manifest(
         },
         "fingerprint": fingerprint,  # what --resume compares (textrl.checkpoints.fingerprint)
         "previous": previous,  # the manifests of the runs this one continues (resumed or retrained here)
+        "parent": parent,  # the run whose output this one started from (model: out/sft), see parent_run
     }
     write_json(path, body, indent=2)  # never a half-written manifest
     return path
+
+
+def parent_run(source: str | None) -> dict[str, Any] | None:
+    """The run a model was loaded from, when it is a TextRL run's output folder (its manifest beside the weights or
+    the adapter): where it is, its algorithm and when it was written. None for any other model."""
+    found = read_manifest(source) if source else {}
+    if not found or source is None:
+        return None
+    config = found.get("textrl_config") or {}
+    return {"path": str(Path(source).resolve()), "algo": config.get("algo"), "written": found.get("written"),
+            "model": (config.get("model") or {}).get("name")}  # fmt: skip
 
 
 def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:

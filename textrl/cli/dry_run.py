@@ -195,6 +195,11 @@ def dry_run(
     model = require_section(run, "model")
     name = resolve_local(model.name, run.base_dir, model.gguf_file)
     found = check_model_reference(name, "model.name", gguf_file=model.gguf_file, revision=model.revision)
+    from ..models.adapter import adapter_base, check_mode
+
+    if adapter_base(name) is not None:  # a LoRA run's output: what its adapter: mode can do, as the load checks it
+        check_mode(name, model.adapter, new_peft=model.peft is not None, quantization=model.quantization)
+        found += f" ({'merged into it' if model.adapter == 'merge' else 'trained further'}: model.adapter)"
     lora = f" with LoRA r={model.peft.r}" if model.peft else ""
     print(f"model: {model.name}{lora} (not loaded in a dry run; {found.removeprefix(name + ': ')})")
     from ..run.memory import describe_plan

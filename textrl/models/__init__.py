@@ -175,6 +175,7 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
     gguf_file: str | None = None,
+    adapter: str = "merge",
     seed: int | None = 42,
     field: str = "name_or_path",
 ) -> tuple[Any, Any, Any]:
@@ -198,6 +199,11 @@ def load_model(
       float32 folder under $TEXTRL_HOME/gguf without the quantizer state that makes TRL refuse training, and
       loaded from there: an ordinary model for full fine-tuning or LoRA, with the file's tokenizer and chat
       template. Needs `pip install 'textrl[gguf]'`.
+    - A LoRA adapter folder (a LoRA run's output_dir: adapter_config.json, no config.json) loads on the base model it
+      names. `adapter="merge"` (the default) merges it into the base weights: the next run trains the fine-tuned
+      model (with a new LoRA if `peft` is given, else in full), and its DPO/KTO reference is that model too.
+      `adapter="continue"` keeps training the same adapter (not with `peft`); TRL then switches it off for a
+      reference pass, so the reference is the base model without it.
     - A reference that cannot load (a missing folder, one without config.json, weights or tokenizer files, a
       safetensors file cut short, a hub id the machine cannot fetch) is a ConfigError naming `field` and the fix,
       before transformers is imported.
@@ -205,11 +211,23 @@ def load_model(
     from .source import check_model_reference
 
     check_model_reference(name_or_path, field, gguf_file=gguf_file, revision=revision)
+    loaded_from = name_or_path
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
     quantization_module.check_mode(quantization)
     name_or_path = builtin_model(name_or_path, gguf_file)
     section = _peft_section(peft)
+    from .adapter import adapter_base, adapter_task, check_mode, tokenizer_source, with_adapter
+
+    base = adapter_base(name_or_path)  # a LoRA run's output: loaded on its base, merged or continued
+    folder = name_or_path if base is not None else None
+    tokenizer_from = name_or_path
+    if folder is not None and base is not None:
+        check_mode(folder, adapter, new_peft=section is not None, quantization=quantization)
+        if task == "auto":
+            task = "reward" if adapter_task(folder) == "reward" else "causal-lm"
+        name_or_path = builtin_model(base)
+        tokenizer_from = tokenizer_source(folder, name_or_path)
     if quantization in ("4bit", "8bit") and section is None:
         raise ConfigError(
             [
@@ -223,7 +241,7 @@ def load_model(
     dtype = _resolve_dtype(torch_dtype)
     if task == "auto":
         task = _detect_task(name_or_path, revision, trust_remote_code)
-    tokenizer = AutoTokenizer.from_pretrained(name_or_path, revision=revision, trust_remote_code=trust_remote_code)
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_from, revision=revision, trust_remote_code=trust_remote_code)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": dtype}
@@ -247,6 +265,8 @@ def load_model(
         from peft import prepare_model_for_kbit_training
 
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+    if folder is not None:
+        model = with_adapter(model, folder, "continue" if adapter == "continue" else "merge")
     ref = None
     if section is not None:
         from peft import get_peft_model
@@ -254,9 +274,11 @@ def load_model(
         config = lora_config(section, "SEQ_CLS" if task == "reward" else "CAUSAL_LM")
         with seeded(seed):
             model = get_peft_model(model, config, revision=revision)
-    elif load_ref and task != "reward":
-        ref = auto.from_pretrained(name_or_path, **kwargs).eval()
+    elif load_ref and task != "reward" and not (folder is not None and adapter == "continue"):
+        ref = auto.from_pretrained(name_or_path, **kwargs)
+        ref = (with_adapter(ref, folder, "merge") if folder is not None else ref).eval()  # the merged model's copy
         ref.requires_grad_(False)
+    model.textrl_loaded_from = loaded_from  # the manifest of the next run names its parent run from this
     return model, tokenizer, ref
 
 
@@ -281,6 +303,7 @@ def load_section(
         revision=section.revision,
         trust_remote_code=section.trust_remote_code,
         gguf_file=section.gguf_file,
+        adapter=section.adapter,
         seed=seed,
         field="model.name",
     )

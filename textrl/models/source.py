@@ -92,6 +92,19 @@ def _weights_problem(folder: Path) -> str | None:
     return None
 
 
+def adapter_base(folder: str | Path) -> str | None:
+    """The base model a LoRA adapter folder (adapter_config.json, no config.json) was trained on; None for any other
+    reference, or an adapter config that names none."""
+    path = Path(folder)
+    if not (path / "adapter_config.json").is_file() or (path / "config.json").is_file():
+        return None
+    try:
+        base = json.loads((path / "adapter_config.json").read_text(encoding="utf-8")).get("base_model_name_or_path")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return base if isinstance(base, str) and base.strip() else None
+
+
 def check_folder(folder: Path, field: str, *, tokenizer: bool = True) -> str:
     """Refuse a model folder that from_pretrained would fail on; returns what it holds, for the dry run."""
     names = {p.name for p in folder.iterdir()}
@@ -105,7 +118,15 @@ def check_folder(folder: Path, field: str, *, tokenizer: bool = True) -> str:
             )
         if weights[0].endswith(".safetensors") and (problem := safetensors_problem(folder / weights[0])):
             raise _problem(field, f"{folder}: {problem}. Fix: copy or save the adapter again.")
-        what = "a LoRA adapter"
+        base = adapter_base(folder)
+        if base is None:
+            raise _problem(
+                field,
+                f"{folder}/adapter_config.json names no base model (base_model_name_or_path), so the adapter has "
+                "nothing to load onto. Fix: write the base model's hub id or folder there.",
+            )
+        check_model_reference(base, f"{field} (the base model in {folder}/adapter_config.json)", tokenizer=False)
+        what = f"a LoRA adapter on {base}"
     else:
         if "config.json" not in names:
             raise _problem(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..checkpoints.atomic import STAGING, AtomicCheckpoints, discard_partial, write_json
-from ..checkpoints.manifest import check_same_algorithm, trl_changes, write_manifest
+from ..checkpoints.manifest import check_same_algorithm, parent_run, trl_changes, write_manifest
 from ..data.checks import check_rows
 from ..data.lengths import context_of, limits_for, tokenizer_counter, warn
 from ..data.notes import row_notes
@@ -52,6 +52,7 @@ class TextRLTrainer:
         """`trl_config`: the TRL config already built from this same `config` by `build_trl_config` (the CLI builds
         it before loading the model, which DeepSpeed ZeRO-3 needs); by default the trainer builds it."""
         self.config = self._config(config)
+        self._loaded_from: str | None = getattr(model, "textrl_loaded_from", None)  # load_model's source: the parent
         if tokenizer is not None and processing_class is not None and tokenizer is not processing_class:
             raise ConfigError(
                 [Problem("tokenizer", "both tokenizer= and processing_class= were given. Fix: pass only tokenizer=.")]
@@ -262,6 +263,7 @@ class TextRLTrainer:
                 fingerprint=record,
                 base_quantization=of_model(self.trl_trainer.model),
                 engine=engine,
+                parent=parent_run(self._loaded_from),
             )
         self._stop.install()
         try:
