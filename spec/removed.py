@@ -74,6 +74,9 @@ RENAMED = (
     Renamed(old="use_liger", what_happened="TRL's own use_liger (SFT, 2024) gave way to transformers' "
             "use_liger_kernel, which every TRL config inherits",
             replacement="use_liger_kernel", new_name="use_liger_kernel"),
+    Renamed(old="max_seq_length", what_happened="TRL renamed SFTConfig's max_seq_length to max_length in 0.16 (the "
+            "old name was removed in 0.20)", replacement="max_length", new_name="max_length",
+            families=(Family.SUPERVISED,)),
     Renamed(old="peft_config", what_happened="LoRA settings belong to model loading",
             replacement="model: {peft: {type: lora, r: 16}} in YAML, or load_model(..., peft={'type': 'lora', "
             "'r': 16}) in Python"),

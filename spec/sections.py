@@ -68,6 +68,10 @@ class ModelSection(Section):
     """A hub branch, tag or commit."""
     trust_remote_code: bool = False
     """Run modelling code shipped with the checkpoint. Off by default: it executes code from the model repo."""
+    chat_template: str | None = None
+    """A chat template that replaces the tokenizer's: its Jinja text, or the path of a .jinja file (read from the
+    working directory, else the config's folder). A recipe's chat_template key (alignment-handbook, open-r1) lands
+    here. TRL's chat_template_path (SFT, GRPO) instead copies a template file or another model's template."""
     adapter: Literal["merge", "continue"] = "merge"
     """When name is a LoRA adapter (the output_dir of a LoRA run): merge loads it on its base and merges it, so this
     run trains the fine-tuned model (a new peft: adapter on top, or full weights) and a DPO or KTO reference is that

@@ -1,4 +1,4 @@
-"""Write the arithmetic task's data: train prompts, held-out prompts, and DPO preference pairs.
+"""Write the arithmetic task's data: train prompts, held-out prompts, DPO preference pairs and SFT demonstrations.
 
     python examples/smollm2/make_data.py     # rewrites the .jsonl files beside this script (deterministic)
 
@@ -23,8 +23,11 @@ RUN_ON = [
 ]
 
 
-def prompt(a: int, b: int) -> list[dict[str, str]]:
-    return [{"role": "user", "content": QUESTION.format(a=a, b=b)}]
+PHRASINGS = [QUESTION, "Add {a} and {b}. Reply with the number only.", "{a} + {b} = ? Give just the number."]
+
+
+def prompt(a: int, b: int, question: str = QUESTION) -> list[dict[str, str]]:
+    return [{"role": "user", "content": question.format(a=a, b=b)}]
 
 
 def write(name: str, rows: list[dict[str, object]]) -> None:
@@ -54,6 +57,13 @@ def main() -> None:
             }
         )
     write("pairs.jsonl", pairs)
+    demos = [
+        {"prompt": prompt(a, b, question), "completion": [{"role": "assistant", "content": str(a + b)}]}
+        for question in PHRASINGS
+        for a, b in train
+    ]
+    rng.shuffle(demos)
+    write("sft.jsonl", demos)
 
 
 if __name__ == "__main__":

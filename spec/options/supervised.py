@@ -33,6 +33,7 @@ PACKING_STRATEGY = Option(
     description="How rows are packed: bfd (best-fit decreasing: whole rows, a too-long row truncated), bfd_split "
     "(best-fit, a too-long row split over sequences) or wrapped (rows concatenated and cut at max_length, "
     "attention crossing row boundaries).",
+    hint="ffd is TRL's old name for bfd, renamed in TRL 0.20",
 )  # fmt: skip
 PADDING_FREE_SFT = Option(
     name="padding_free", annotation=bool, default=False, trl_name="padding_free", group="Data",

@@ -16,6 +16,7 @@ from textrl.trl_recipe import (
     CANNOT_KEEP,
     DROPPED,
     RENAMED,
+    RENAMED_VALUES,
     TRAINERS,
     Translation,
     process_fit,
@@ -30,9 +31,10 @@ PROCESSES = {"open-r1__Qwen2.5-1.5B-Instruct__grpo__config_demo_code_ioi.yaml": 
 """Recipes meant for several processes: open-r1's README launches GRPO with --num_processes=7 (an 8th GPU serves
 vLLM); on one process its batch of 64 would not split into groups of 14 generations. Every other recipe's batch
 divides on one process."""
-COLLECTION_ONLY = set(CANNOT_KEEP) | {"reward_funcs"}
+COLLECTION_ONLY = set(CANNOT_KEEP) | {"reward_funcs", "tokenizer_name_or_path"}
 """What a public recipe may still need a hand for: its collection's own keys (and TRL keys removed without a
-successor), and rewards built by its own script."""
+successor), rewards built by its own script, and a tokenizer other than the model's (philschmid's Llama 3.1 SFT
+recipe trains the base model with the Instruct model's tokenizer)."""
 
 
 def _translate(name: str) -> tuple[dict[str, Any], Translation]:
@@ -43,10 +45,11 @@ def _translate(name: str) -> tuple[dict[str, Any], Translation]:
 
 def test_corpus_is_large_and_varied() -> None:
     assert len(INDEX) >= 10
-    assert {INDEX[n] for n in INDEX} >= {"grpo", "dpo", "kto", "rloo", "reward"}
+    assert {INDEX[n] for n in INDEX} >= {"grpo", "dpo", "kto", "rloo", "reward", "sft"}
     texts = {n: (CORPUS / n).read_text() for n in INDEX}
     for feature in ("use_peft: true", "load_in_4bit: true", "dataset_mixture:", "datasets:", "reward_funcs:",
-                    "accelerate_config: zero2"):  # fmt: skip
+                    "accelerate_config: zero2", "max_seq_length:", "chat_template:", "packing_strategy: ffd",
+                    "assistant_only_loss: true"):  # fmt: skip
         assert any(feature in t for t in texts.values()), feature
     sources = (CORPUS / "SOURCES.md").read_text()
     for name in INDEX:
@@ -85,6 +88,8 @@ def _same_values(recipe: dict[str, Any], translation: Translation, cfg: Any) -> 
             kept = [w for f, w in zip(recipe["reward_funcs"], value, strict=True)
                     if not any(m.startswith(repr(f)) for m in refused)]  # fmt: skip
             assert config.get(key) == (kept or None), key
+        elif key in RENAMED_VALUES and value in RENAMED_VALUES[key]:  # ffd: today's name for the same packing
+            assert config[key] == RENAMED_VALUES[key][value][0], key
         elif key in options and key not in moved and key not in ("model", "dataset", "reward", "env"):
             assert config[key] == value, key
             assert getattr(cfg, key) is not None
@@ -109,6 +114,20 @@ def _same_values(recipe: dict[str, Any], translation: Translation, cfg: Any) -> 
         assert [p.split for p in parts] == [m.get("split", "train") for m in mixture]
     if "test_split_size" in (recipe.get("dataset_mixture") or {}):
         assert cfg.dataset.test_split_size == recipe["dataset_mixture"]["test_split_size"]
+
+
+def test_sft_recipes_keep_their_template_length_and_packing() -> None:
+    """alignment-handbook's SmolLM2 SFT recipe: its inline ChatML template goes to model.chat_template, the old
+    max_seq_length to max_length; SmolLM3's: packing_strategy ffd (TRL's old name) becomes bfd, with notes."""
+    recipe, smollm2 = _translate("alignment-handbook__smollm2__sft__config.yaml")
+    assert smollm2.config["model"]["chat_template"] == recipe["chat_template"]
+    assert smollm2.config["max_length"] == recipe["max_seq_length"] == 8192
+    assert "max_length (TRL renamed SFTConfig's max_seq_length" in _notes(smollm2)
+    _, smollm3 = _translate("alignment-handbook__smollm3__sft__sft.yaml")
+    assert smollm3.config["packing_strategy"] == "bfd" and "bfd ('ffd': TRL 0.20 renamed it" in _notes(smollm3)
+    assert (
+        smollm3.config["assistant_only_loss"] is True and "{% generation %}" in smollm3.config["model"]["chat_template"]
+    )
 
 
 def test_converted_corpus_keeps_the_numbers_that_matter() -> None:

@@ -14,7 +14,7 @@ from ..errors import ConfigError, Problem
 if TYPE_CHECKING:
     from ..trl_recipe import ProcessFit
 
-TRL_COMMANDS = ("grpo", "rloo", "dpo", "kto", "reward")
+TRL_COMMANDS = ("grpo", "rloo", "dpo", "kto", "reward", "sft")
 
 
 def convert_parser() -> argparse.ArgumentParser:

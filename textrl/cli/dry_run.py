@@ -98,24 +98,28 @@ def _check_reward(run: Assembled, rows: Any) -> str:
 def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
     """Conversational rows against the model folder's chat template (the trainers check the loaded tokenizer)."""
     from ..data.chat_rows import check_chat_template, conversational_columns
-    from ..data.chat_template import chat_renderer
+    from ..data.chat_template import chat_renderer, compile_template
     from ..models import builtin_path
     from ..models.source import resolve_local
+    from ..models.template import template_text
 
+    model = require_section(run, "model")
+    own = template_text(model.chat_template, run.base_dir)  # model.chat_template replaces the folder's
+    if own is not None:
+        compile_template(own, "model.chat_template")
     columns = sorted({c for data in datasets.values() if data is not None for c in conversational_columns(data)})
     if not columns:
         return "chat template: not needed (the rows are plain text)"
-    model = require_section(run, "model")
     name = model.name
     folder = builtin_path(name) if name.startswith("textrl:") else Path(resolve_local(name, run.base_dir))
     if folder is None or not folder.is_dir() or model.gguf_file:
         return f"chat template: {name} is not a local model folder yet; checked when the tokenizer loads"
-    check_chat_template(datasets, chat_renderer(folder) is not None, str(folder))  # as the loaded tokenizer names it
+    check_chat_template(datasets, chat_renderer(folder, own) is not None, str(folder))  # as the tokenizer names it
     sft = supervised(run.config)
     if sft is not None and sft.assistant_only_loss and sft.chat_template_path is None:
         from ..data.supervised import check_assistant_template
 
-        renderer = chat_renderer(folder)
+        renderer = chat_renderer(folder, own)
         default = renderer.templates.get("default") if renderer is not None else None
         check_assistant_template(default[0] if default else None, str(folder))
     return f"chat template: {name} has one, for the chat rows ({', '.join(columns)})"
@@ -126,10 +130,12 @@ def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
     from ..checkpoints.overwrite import inputs, model_inputs
     from ..data.lengths import folder_counter, limits_for
     from ..data.notes import row_notes
+    from ..models.template import template_text
 
     name = require_section(run, "model").name
     found = inputs(model_inputs("model", name, run.base_dir))
-    counter = folder_counter(found[0].path) if found and found[0].path.is_dir() else None
+    own = template_text(require_section(run, "model").chat_template, run.base_dir)
+    counter = folder_counter(found[0].path, own) if found and found[0].path.is_dir() else None
     if counter is None:
         return f"lengths: not checked here ({name} is not a local folder with tokenizer.json); checked at start"
     count, context = counter

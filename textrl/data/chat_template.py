@@ -380,14 +380,13 @@ class ChatRenderer:
         )
 
 
-def chat_renderer(folder: str | Path) -> ChatRenderer | None:
-    """The chat template of a model folder as a render function, or None when the folder has no template.
-
-    The default template is compiled here, so one that does not compile fails at once (ConfigError naming the file
-    and line) rather than at the first row that needs rendering."""
+def chat_renderer(folder: str | Path, template: str | None = None) -> ChatRenderer | None:
+    """The chat template of a model folder (or `template`, the text that replaces it: model.chat_template) as a
+    render function, or None when there is none. The default template is compiled here, so one that does not
+    compile fails at once (ConfigError naming the file and line) rather than at the first row that renders."""
     folder = Path(folder)
     config = _read_json(folder / "tokenizer_config.json")
-    templates = _templates(folder, config)
+    templates = {"default": (template, "model.chat_template")} if template else _templates(folder, config)
     if not templates:
         return None
     uses_pad = any("pad_token" in text for text, _ in templates.values())  # spares reading tokenizer.json otherwise

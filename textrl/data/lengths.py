@@ -208,9 +208,10 @@ def context_of(model: Any) -> int | None:
 # --- counting from a model folder without torch (the dry run) -----------------------------------------------------
 
 
-def folder_counter(folder: Path) -> tuple[Counter, int | None] | None:
+def folder_counter(folder: Path, template: str | None = None) -> tuple[Counter, int | None] | None:
     """A counter from `folder/tokenizer.json` (the `tokenizers` library, no torch) and the model's context from
-    `config.json`; None when the folder has no fast tokenizer. Chat prompts go through the folder's chat template,
+    `config.json`; None when the folder has no fast tokenizer. Chat prompts go through the folder's chat template
+    (or `template`, model.chat_template's text),
     rendered as transformers renders it (textrl.data.chat_template); a template that does not compile raises ConfigError
     at once, one that refuses a row's messages raises DataError when that row is counted."""
     if not (folder / "tokenizer.json").is_file():
@@ -219,12 +220,12 @@ def folder_counter(folder: Path) -> tuple[Counter, int | None] | None:
 
     from .chat_template import chat_renderer
 
-    renderer = chat_renderer(folder)  # a template that does not compile: ConfigError naming the file, here
-    template = None if renderer is None else partial(renderer, add_generation_prompt=True)
+    renderer = chat_renderer(folder, template)  # a template that does not compile: ConfigError naming the file
+    apply = None if renderer is None else partial(renderer, add_generation_prompt=True)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
 
     def count(values: Sequence[Any], prompt: bool) -> list[int]:
-        texts = [_render(template, v, prompt, strict=True) for v in values]
+        texts = [_render(apply, v, prompt, strict=True) for v in values]
         return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     context = None

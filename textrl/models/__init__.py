@@ -176,6 +176,7 @@ def load_model(
     trust_remote_code: bool = False,
     gguf_file: str | None = None,
     adapter: str = "merge",
+    chat_template: str | None = None,
     seed: int | None = 42,
     field: str = "name_or_path",
 ) -> tuple[Any, Any, Any]:
@@ -244,6 +245,8 @@ def load_model(
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_from, revision=revision, trust_remote_code=trust_remote_code)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if chat_template is not None:  # model.chat_template: the run's own template, Jinja text (templates.template_text)
+        tokenizer.chat_template = chat_template
     kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": dtype}
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation
@@ -289,9 +292,13 @@ def load_section(
     task: Task = "auto",
     torch_dtype: str | None = None,
     seed: int | None = 42,
+    base_dir: Path | None = None,
 ) -> tuple[Any, Any, Any]:
     """`load_model` for a config's `model:` section (name, peft, quantization, dtype, attention, revision, remote
-    code), as textrl-train loads it; `torch_dtype` applies when the section sets none, `seed` is the run's."""
+    code, adapter, chat template), as textrl-train loads it; `torch_dtype` applies when the section sets none, `seed`
+    is the run's, `base_dir` the config's folder (a chat_template file is read from there too)."""
+    from .template import template_text
+
     return load_model(
         section.name,
         peft=section.peft.model_dump() if section.peft else None,
@@ -304,6 +311,7 @@ def load_section(
         trust_remote_code=section.trust_remote_code,
         gguf_file=section.gguf_file,
         adapter=section.adapter,
+        chat_template=template_text(section.chat_template, base_dir),
         seed=seed,
         field="model.name",
     )

@@ -69,6 +69,7 @@ def build_trainer(run: Assembled, cfg: TextRLConfig, data: tuple[Any, Any] | Non
         load_ref=loads_reference,
         task=family.model_task,
         seed=typed.seed,
+        base_dir=run.base_dir,
     )
     extra: dict[str, Any] = {"reward": reward} if family.needs_reward else {}
     if decision is not None:  # the reference-cache decision, taken once for all processes, goes down to the trainer

@@ -27,11 +27,11 @@ from .model import translate_model
 from .processes import ProcessFit, process_fit, with_launch_hint
 from .recipe import Note, Recipe, Translation
 from .shape import not_a_recipe, textrl_config_marks
-from .tables import CANNOT_KEEP, DROPPED, RENAMED, TRAINERS
+from .tables import CANNOT_KEEP, DROPPED, RENAMED, RENAMED_VALUES, TRAINERS
 
 __all__ = [
-    "CANNOT_KEEP", "DROPPED", "RENAMED", "TRAINERS", "Note", "ProcessFit", "Translation", "not_a_recipe",
-    "process_fit", "raise_problems", "textrl_config_marks", "translate", "with_launch_hint",
+    "CANNOT_KEEP", "DROPPED", "RENAMED", "RENAMED_VALUES", "TRAINERS", "Note", "ProcessFit", "Translation",
+    "not_a_recipe", "process_fit", "raise_problems", "textrl_config_marks", "translate", "with_launch_hint",
 ]  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from .tables import (
     MODEL_KEYS,
     OPEN_R1_REWARDS,
     RENAMED,
+    RENAMED_VALUES,
     TRL_REWARDS,
     WANDB_ENV,
 )
@@ -109,6 +110,12 @@ def translate_renamed(recipe: Recipe, algo: spec.Algorithm) -> None:
         if new in fields:
             recipe.rename(old, new)
             recipe.note(old, f"{new} ({why})")
+    for key, values in RENAMED_VALUES.items():
+        old_value = recipe.left.get(key)
+        if isinstance(old_value, str) and old_value in values:
+            new_value, why = values[old_value]
+            recipe.left[key] = new_value
+            recipe.note(key, f"{new_value} ({old_value!r}: {why})")
     ratio = recipe.left.get("warmup_ratio")
     if ratio is None:
         recipe.take("warmup_ratio")  # null: transformers' default, no warm-up from it

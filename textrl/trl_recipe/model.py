@@ -42,6 +42,10 @@ def translate_model(recipe: Recipe, algo: spec.Algorithm) -> None:
     attention = recipe.take("attn_implementation")
     if attention is not None:
         recipe.put(("model", "attn_implementation"), attention, "attn_implementation")
+    template = recipe.take("chat_template")
+    if template is not None:
+        recipe.put(("model", "chat_template"), template, "chat_template")
+        recipe.note("chat_template", "model.chat_template: set on the tokenizer, as the collection's script does")
     if "trust_remote_code" in recipe.left:  # a field of TRL's config too: stays an option, and loads the model
         recipe.put(("model", "trust_remote_code"), recipe.left["trust_remote_code"], "trust_remote_code")
     _peft(recipe, algo)

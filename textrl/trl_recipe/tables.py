@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import spec
 
-TRAINERS = {"grpo": "grpo", "rloo": "rloo", "dpo": "dpo", "kto": "kto", "reward": "reward_model"}
+TRAINERS = {"grpo": "grpo", "rloo": "rloo", "dpo": "dpo", "kto": "kto", "reward": "reward_model", "sft": "sft"}
 """TRL's CLI commands and the TextRL algorithm each runs."""
 
 MODEL_KEYS = (
@@ -44,6 +44,14 @@ RENAMED = {r.old: (r.new_name, r.what_happened) for r in spec.RENAMED if r.new_n
 """Keys recipes still carry whose meaning a field of today's TRL keeps under another name: the spec's one-to-one
 renames, and the recipe collections' own name for one."""
 
+RENAMED_VALUES = {
+    "packing_strategy": {
+        "ffd": ("bfd", "TRL 0.20 renamed it: the same packing, first misnamed first-fit decreasing (it picks the "
+                "best-fitting sequence)"),
+    },
+}  # fmt: skip
+"""Values recipes still carry that TRL renamed, by key: the value today's TRL gives the same meaning, and why."""
+
 DROPPED = {
     "overwrite_output_dir": "transformers 5 removed it; textrl-train refuses a non-empty output_dir unless you pass "
     "--overwrite (start over) or --resume (continue)",
@@ -64,9 +72,6 @@ CODE_REWARDS = (
 CANNOT_KEEP = {
     "system_prompt": "the recipe collection's script adds it to every prompt as a system message; TRL's trainers "
     "do not. Fix: add the system message to the dataset's prompts, then drop the key",
-    "chat_template": "the recipe collection's script sets it on the tokenizer; TextRL uses the model folder's "
-    "template. Fix: save the tokenizer with that template beside the model (tokenizer.chat_template = ...; "
-    "save_pretrained), then drop the key",
     "dataset_prompt_column": "the recipe collection's script builds prompts from this column. Fix: rename the "
     "column to prompt in the data, then drop the key",
     "dataset_mixture_seed": "not read by TRL. Fix: write seed inside dataset_mixture",
