@@ -205,7 +205,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         tiny = str(build_tiny_model(Path(home) / "tiny"))
         rows: list[Row] = []
-        for algo in ("grpo", "dpo"):
+        for algo in ("grpo", "dpo", "sft"):
             print(f"training overhead: {algo}", file=sys.stderr)
             rows += overhead(tiny, algo, reps, steps)
         print("start-up", file=sys.stderr)

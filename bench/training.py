@@ -84,13 +84,15 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         g = args.num_generations
         return common | {"num_generations": g, "per_device_train_batch_size": g * 2, "beta": 0.04,
                          "max_completion_length": args.completion_length}  # fmt: skip
+    if args.algo == "sft":
+        return common | {"per_device_train_batch_size": 8, "max_length": args.max_length}
     return common | {"per_device_train_batch_size": 8, "max_length": args.max_length, "beta": args.beta}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mode", choices=["textrl", "trl"], required=True)
-    parser.add_argument("--algo", choices=["grpo", "dpo"], required=True)
+    parser.add_argument("--algo", choices=["grpo", "dpo", "sft"], required=True)
     parser.add_argument("--tiny", required=True, help="Folder of the tiny model (textrl.tiny.build_tiny_model).")
     parser.add_argument("--out", required=True, help="Where the JSON result goes (TRL prints its logs to stdout).")
     parser.add_argument("--steps", type=int, default=20)
@@ -147,6 +149,11 @@ def main() -> None:
               "before_load_mb": BEFORE_LOAD_MB, "footprint_mb": FOOTPRINT_MB,
               "training_peak_mb": clock.training_peak_mb, "generation_s": GENERATION_S}  # fmt: skip
     Path(args.out).write_text(json.dumps(result), encoding="utf-8")
+
+
+def demos(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """SFT rows: the pairs' prompts with their chosen completions (completion-only loss, TRL's default for them)."""
+    return [{"prompt": p["prompt"], "completion": p["chosen"]} for p in pairs(args)]
 
 
 def pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -217,6 +224,12 @@ def _textrl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any
         reward = compose(*rewards) if len(rewards) > 1 else reward_fn(rewards[0])
         trainer: Any = OnlineTrainer(model=model, tokenizer=tok, reward=reward, train_dataset=from_list(PROMPTS * 64),
                                      config=cfg, callbacks=[clock])  # fmt: skip
+    elif args.algo == "sft":
+        from textrl import SupervisedTrainer
+
+        model, tok, _ = _load(args, load_ref=False)
+        trainer = SupervisedTrainer(model=model, tokenizer=tok, train_dataset=from_list(demos(args)), config=cfg,
+                                    callbacks=[clock])  # fmt: skip
     else:
         from textrl import PreferenceTrainer
 
@@ -251,6 +264,11 @@ def _trl(args: argparse.Namespace, options: dict[str, Any], rewards: list[Any], 
         trainer: Any = GRPOTrainer(model=model, reward_funcs=rewards, args=GRPOConfig(**common, **options),
                                    train_dataset=Dataset.from_list([{"prompt": p} for p in PROMPTS * 64]),
                                    processing_class=tok, callbacks=[clock])  # fmt: skip
+    elif args.algo == "sft":
+        from trl import SFTConfig, SFTTrainer
+
+        trainer = SFTTrainer(model=model, args=SFTConfig(**common, **options), processing_class=tok,
+                             train_dataset=Dataset.from_list(demos(args)), callbacks=[clock])  # fmt: skip
     else:
         from trl import DPOConfig, DPOTrainer
 

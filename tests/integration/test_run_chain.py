@@ -57,6 +57,26 @@ def test_an_adapter_is_merged_by_default(sft_adapter: Path, tmp_path: Path) -> N
     assert parent["path"] == str(sft_adapter.resolve()) and parent["algo"] == "sft"
 
 
+def test_a_lora_trained_on_a_merged_adapter_reloads_as_the_whole_chain(sft_adapter: Path, tmp_path: Path) -> None:
+    """SFT adapter, merged, then a new LoRA (SFT again here): the new adapter names the SFT folder as its base, so
+    load_model and textrl-merge rebuild base + SFT + new adapter, not the first base with the last adapter alone."""
+    from textrl.cli.merge import merge_main
+
+    model, tok, _ = load_model(str(sft_adapter), peft={"type": "lora", "r": 4}, load_ref=False)
+    out = tmp_path / "second"
+    trainer = SupervisedTrainer(model=model, tokenizer=tok, config=fast("sft", out, max_steps=3), train_dataset=DEMOS)
+    trainer.train()
+    trainer.save_model()
+    config = json.loads((out / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == str(sft_adapter.resolve())
+    want = _logits(model.eval(), tok)
+    again, tok2, _ = load_model(str(out), load_ref=False)
+    assert (_logits(again, tok2) - want).abs().max() < 1e-5
+    assert merge_main(["--adapter", str(out), "--output", str(tmp_path / "merged")]) == 0
+    merged, tok3, _ = load_model(str(tmp_path / "merged"), load_ref=False)
+    assert (_logits(merged, tok3) - want).abs().max() < 1e-5
+
+
 def test_an_adapter_continues_when_asked(sft_adapter: Path, tmp_path: Path) -> None:
     model, tok, ref = load_model(str(sft_adapter), adapter="continue")
     assert hasattr(model, "peft_config") and ref is None  # TRL switches the adapter off for a reference pass

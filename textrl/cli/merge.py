@@ -17,6 +17,7 @@ from ..checkpoints.atomic import staged_folder
 from ..checkpoints.files import MERGE_RECORD
 from ..checkpoints.overwrite import Input, check_replaceable, inputs, model_inputs
 from ..errors import ConfigError
+from ..models.source import adapter_base
 
 
 def merge_parser(prog: str = "textrl-merge") -> argparse.ArgumentParser:
@@ -99,13 +100,18 @@ def merge(adapter: Path, output: Path, *, overwrite: bool = False, trust_remote_
     task = adapter_config.get("task_type")
     quantization = trained_quantization(adapter)
     steps = tqdm(total=3, desc="merging", unit="step")
-    if quantization is None:
+    chain = adapter_base(str(adapter_config.get("base_model_name_or_path") or "")) is not None
+    if chain and quantization is None:  # trained on a merged adapter: every adapter of the chain merged in turn
+        from ..models import load_model
+
+        model = load_model(str(adapter), load_ref=False, seed=None, trust_remote_code=trust_remote_code)[0]
+    elif quantization is None:
         auto = AutoPeftModelForSequenceClassification if task == "SEQ_CLS" else AutoPeftModelForCausalLM
         model = auto.from_pretrained(adapter, trust_remote_code=trust_remote_code)
     else:
         model = _dequantized_with_adapter(adapter, adapter_config, quantization, trust_remote_code)
     steps.update()
-    merged = model.merge_and_unload()
+    merged = model if chain and quantization is None else model.merge_and_unload()
     steps.update()
     with staged_folder(output) as staging:
         merged.save_pretrained(staging, safe_serialization=True)

@@ -218,7 +218,7 @@ def load_model(
     quantization_module.check_mode(quantization)
     name_or_path = builtin_model(name_or_path, gguf_file)
     section = _peft_section(peft)
-    from .adapter import adapter_base, adapter_task, check_mode, tokenizer_source, with_adapter
+    from .adapter import adapter_base, adapter_task, check_mode, load_base, tokenizer_source, with_adapter
 
     base = adapter_base(name_or_path)  # a LoRA run's output: loaded on its base, merged or continued
     folder = name_or_path if base is not None else None
@@ -261,7 +261,7 @@ def load_model(
     if task == "reward":
         kwargs["num_labels"] = 1
     with seeded(seed):
-        model = auto.from_pretrained(name_or_path, **kwargs)
+        model = load_base(auto, name_or_path, kwargs)  # a chain of LoRA runs: each adapter merged in turn
     if task == "reward" and model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
     if quant is not None:
@@ -278,7 +278,7 @@ def load_model(
         with seeded(seed):
             model = get_peft_model(model, config, revision=revision)
     elif load_ref and task != "reward" and not (folder is not None and adapter == "continue"):
-        ref = auto.from_pretrained(name_or_path, **kwargs)
+        ref = load_base(auto, name_or_path, kwargs)
         ref = (with_adapter(ref, folder, "merge") if folder is not None else ref).eval()  # the merged model's copy
         ref.requires_grad_(False)
     model.textrl_loaded_from = loaded_from  # the manifest of the next run names its parent run from this

@@ -5,6 +5,7 @@ with a new LoRA or in full) or continued (the same adapter keeps training)."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,12 +59,32 @@ def tokenizer_source(folder: str, base: str) -> str:
 
 
 def with_adapter(model: Any, folder: str, mode: AdapterMode) -> Any:
-    """The base model with the adapter of `folder`: merged into its weights, or as a trainable PEFT adapter."""
+    """The base model with the adapter of `folder`: merged into its weights, or as a trainable PEFT adapter.
+
+    A merged model is named after the adapter's folder (absolute), so that a new LoRA trained on it records that
+    folder as its base: loading the new adapter later rebuilds the whole chain (`load_base`), not the first base
+    with the last adapter alone."""
     from peft import PeftModel
 
     if mode == "continue":
         return PeftModel.from_pretrained(model, folder, is_trainable=True)
-    return PeftModel.from_pretrained(model, folder).merge_and_unload()
+    merged = PeftModel.from_pretrained(model, folder).merge_and_unload()
+    merged.name_or_path = merged.config._name_or_path = str(Path(folder).resolve())
+    # PEFT, saving an adapter, looks for config.json at its base to see whether the vocabulary grew; an adapter
+    # folder has none, and merging an adapter never resizes the embeddings, so its warning says nothing here
+    warnings.filterwarnings("ignore", r"Could not find a config file in .* will assume that the vocabulary")
+    return merged
 
 
-__all__ = ["AdapterMode", "adapter_base", "adapter_task", "check_mode", "tokenizer_source", "with_adapter"]
+def load_base(auto: Any, name_or_path: str, kwargs: dict[str, Any]) -> Any:
+    """`auto.from_pretrained`, or for an adapter folder (a LoRA run trained on a merged adapter: a chain) its own
+    base loaded the same way with its adapter merged in, down to the first full model."""
+    parent = adapter_base(name_or_path)
+    if parent is None:
+        return auto.from_pretrained(name_or_path, **kwargs)
+    from . import builtin_model
+
+    return with_adapter(load_base(auto, builtin_model(parent), kwargs), name_or_path, "merge")
+
+
+__all__ = ["AdapterMode", "adapter_base", "adapter_task", "check_mode", "load_base", "tokenizer_source", "with_adapter"]
