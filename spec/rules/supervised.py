@@ -9,7 +9,8 @@ from ..model import rule
 FLASH_HINTS = ("flash",)
 """Attention implementations that keep padding-free rows apart by their position ids: transformers' flash attention
 kernels (flash_attention_2, flash_attention_3, kernels-community/flash-attn*). sdpa and eager ignore position ids
-when no attention mask is given, so packed rows attend to each other (measured: TRL-NOTES.md, "SFT")."""
+when no attention mask is given, so packed rows attend to each other (measured by
+tests/integration/test_supervised.py, test_packed_rows_see_each_other_without_flash_attention)."""
 
 
 def padding_free_in_effect(cfg: Mapping[str, Any]) -> bool:

@@ -112,6 +112,22 @@ def test_long_rows_and_a_tiny_trained_share_are_warned(loaded: tuple[Any, Any], 
     assert any("4 of 16 rows (25.0%; rows 12, 13, 14, 15) are longer than max_length=32" in t for t in texts), texts
 
 
+@pytest.mark.parametrize("kernel", ["sdpa", "eager"])
+def test_packed_rows_see_each_other_without_flash_attention(tiny: Path, kernel: str) -> None:
+    """Why the packing rule exists: a padding-free batch keeps rows apart by position ids only, which sdpa and eager
+    ignore. The second row's logits, packed behind a first row, differ from the row alone (by about 0.5 here)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny, attn_implementation=kernel).eval()
+    first, second = torch.randint(5, 500, (1, 7)), torch.randint(5, 500, (1, 9))
+    positions = torch.cat([torch.arange(7), torch.arange(9)])[None]
+    with torch.no_grad():
+        alone = model(input_ids=second).logits[0]
+        packed = model(input_ids=torch.cat([first, second], 1), position_ids=positions).logits[0, 7:]
+    assert (packed - alone).abs().max() > 0.05
+
+
 def test_packing_under_sdpa_is_refused(loaded: tuple[Any, Any], tmp_path: Path) -> None:
     """Measured on this machine: under sdpa a packed (padding-free) row's logits differ from the row alone, so TRL
     would train rows that see each other. The wrapped strategy, which concatenates rows on purpose, trains."""

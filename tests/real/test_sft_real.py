@@ -1,5 +1,6 @@
 """SFT on the real model: a LoRA run on SmolLM2-135M-Instruct learns the answer format from a few chat
-demonstrations, its steps log what TRL's SFTTrainer logs, and its adapter is the model of a GRPO run."""
+demonstrations, and its adapter is the model of a GRPO run (parity with TRL's SFTTrainer: the tiny model's test in
+tests/integration/test_supervised.py, and the bench's SFT rows)."""
 
 from __future__ import annotations
 
@@ -9,33 +10,12 @@ import pytest
 
 from textrl import OnlineTrainer, SupervisedTrainer, TextRLConfig, load_model
 
-from .test_smollm2 import COMMON, PROMPTS, _same_logs, only_number
+from .test_smollm2 import PROMPTS, only_number
 
 pytestmark = [pytest.mark.slow, pytest.mark.real]
 
 DEMOS = [{"prompt": p, "completion": [{"role": "assistant", "content": str(s)}]}
          for p, s in zip(PROMPTS, (12, 7, 11, 12), strict=True)] * 4  # fmt: skip
-
-
-def test_sft_step_parity_with_trl(smollm2: Path, tmp_path: Path) -> None:
-    """One full fine-tuning SFT step on chat prompt/completion rows logs the same numbers as TRL directly."""
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
-
-    options = {"per_device_train_batch_size": 4, "max_length": 64}
-    model, tok, _ = load_model("textrl:smollm2", load_ref=False)
-    cfg = TextRLConfig(algo="sft", output_dir=str(tmp_path / "textrl"), gradient_checkpointing=False, **COMMON,
-                       **options)  # fmt: skip
-    ours = SupervisedTrainer(model=model, tokenizer=tok, train_dataset=DEMOS, config=cfg)
-    ours.train()
-    args = SFTConfig(output_dir=str(tmp_path / "trl"), bf16=False, activation_checkpointing=False, report_to="none",
-                     **COMMON, **options)  # fmt: skip
-    raw = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(smollm2), args=args,
-                     train_dataset=Dataset.from_list(DEMOS), processing_class=AutoTokenizer.from_pretrained(smollm2))  # fmt: skip
-    raw.train()
-    assert "mean_token_accuracy" in ours.log_history[0]
-    _same_logs(ours.log_history, raw.state.log_history)
 
 
 def test_lora_sft_learns_and_feeds_grpo(smollm2: Path, tmp_path: Path) -> None:
