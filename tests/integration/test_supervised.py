@@ -49,6 +49,7 @@ def test_every_trl_layout_trains(rows: list[Any], loaded: tuple[Any, Any], tmp_p
     history = _train(loaded, rows, tmp_path).log_history
     steps = [h for h in history if "loss" in h]
     assert len(steps) == 2 and all(h["num_tokens"] > 0 and "mean_token_accuracy" in h for h in steps), history
+    assert "Token accuracy (trained tokens predicted first)" in (tmp_path / "report.svg").read_text()
 
 
 def test_dataset_text_field_names_the_text_column(loaded: tuple[Any, Any], tmp_path: Path) -> None:

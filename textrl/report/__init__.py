@@ -52,6 +52,7 @@ _PANELS = (
     Panel("rewards/accuracies", "Preference accuracy (chosen > rejected)"),
     Panel("rewards/margins", "Reward margin (chosen − rejected)"),
     Panel("accuracy", "Reward model accuracy (chosen > rejected)"),
+    Panel("mean_token_accuracy", "Token accuracy (trained tokens predicted first)"),
     Panel("loss", f"Training loss {held_out.SURROGATE_TITLE}", runs="online"),
     Panel("eval_loss", f"Eval loss {held_out.SURROGATE_TITLE}", runs="online"),
     Panel("learning_rate", "Learning rate"),

@@ -39,6 +39,7 @@ _OFFLINE = (
     ("eval_rewards/margins", "reward margin", "Held-out reward margin (chosen − rejected)"),
     ("eval_accuracy", "reward model accuracy", "Held-out reward model accuracy (chosen > rejected)"),
     ("eval_margin", "reward model margin", "Held-out reward model margin (chosen − rejected)"),
+    ("eval_mean_token_accuracy", "token accuracy", "Held-out token accuracy (SFT)"),
 )
 
 
