@@ -44,6 +44,17 @@ def test_pairwise_example_trains(cli, tmp_path: Path) -> None:  # type: ignore[n
     assert "textrl-train: done at global step 2, 2 logged steps" in done.stdout, done.stdout[-2000:]
 
 
+def test_supervised_example_trains(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """examples/smollm2/sft.yaml (SFT, LoRA, chat prompt and completion) with the tiny model in place of SmolLM2:
+    TRL 1.13 and 1.14 default SFT's loss_type to chunked_nll, TextRL passes nll on every release."""
+    shutil.copytree(ROOT / "examples/smollm2", tmp_path / "smollm2")
+    done = cli("textrl-train", "--config", "smollm2/sft.yaml", "--set", "model.name=textrl:tiny", "--max-steps", "2",
+               "--logging-steps", "1", "--output-dir", "out/s")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "textrl-train: done at global step 2, 2 logged steps" in done.stdout, done.stdout[-2000:]
+    assert json.loads((tmp_path / "out/s/textrl_manifest.json").read_text())["versions"]["trl"] == INSTALLED
+
+
 def test_a_trl_recipe_is_converted_and_trains(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     shutil.copytree(ROOT / "examples/trl", tmp_path / "trl")
     converted = cli("textrl-convert", "--trl", "grpo", "trl/grpo_recipe.yml", "-o", "trl/converted.yaml")
