@@ -144,7 +144,8 @@ def compile_template(text: str, source: str = "chat template") -> jinja2.Templat
         message = (
             f"the chat template does not compile: {said}{seen}. transformers compiles it with jinja2 "
             "(trim_blocks, lstrip_blocks, loopcontrols and its {% generation %} tag) and the run would stop when it "
-            "first applies it. Fix: correct the template, or remove it so the model folder has none."
+            "first applies it. Fix: correct the template, or "
+            + ("drop model.chat_template to keep the model's own." if source == "model.chat_template" else "remove it.")
         )
         raise ConfigError([Problem("chat_template", message, where=_where(source, exc.lineno))]) from None
 

@@ -22,7 +22,9 @@ def template_text(value: str | None, base_dir: Path | None = None, field: str = 
             except (OSError, UnicodeDecodeError) as exc:
                 problem = Problem(field, f"{candidate} cannot be read ({exc}). Fix: check the file.")
                 raise ConfigError([problem]) from None
-    where = f"the working directory {Path.cwd()}" + (f" or {base_dir}" if base_dir is not None else "")
+    where = f"the working directory {Path.cwd()}"
+    if base_dir is not None and base_dir.resolve() != Path.cwd():
+        where += f" or the config's folder {base_dir.resolve()}"
     raise ConfigError(
         [
             Problem(
