@@ -89,7 +89,9 @@ def test_an_adapter_continues_when_asked(sft_adapter: Path, tmp_path: Path) -> N
     assert json.loads((out / "textrl_manifest.json").read_text())["parent"]["algo"] == "sft"
 
 
-def test_an_adapter_mode_that_cannot_work_is_refused(sft_adapter: Path) -> None:
+def test_an_adapter_mode_that_cannot_work_is_refused(sft_adapter: Path, tiny: Path) -> None:
+    with pytest.raises(ConfigError, match=r"adapter: got 'continu'; allowed: merge, continue"):
+        load_model(str(tiny), adapter="continu")
     with pytest.raises(ConfigError, match=r"is a LoRA adapter to continue \(adapter: continue\), and peft asks for a "
                        r"new one.*Fix: drop peft"):  # fmt: skip
         load_model(str(sft_adapter), adapter="continue", peft={"type": "lora", "r": 4})

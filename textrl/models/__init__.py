@@ -220,6 +220,8 @@ def load_model(
     section = _peft_section(peft)
     from .adapter import adapter_base, adapter_task, check_mode, load_base, tokenizer_source, with_adapter
 
+    if adapter not in ("merge", "continue"):  # checked whatever the model is: a typo never passes in silence
+        check_mode(name_or_path, adapter, new_peft=False, quantization=None, field="adapter")
     base = adapter_base(name_or_path)  # a LoRA run's output: loaded on its base, merged or continued
     folder = name_or_path if base is not None else None
     tokenizer_from = name_or_path

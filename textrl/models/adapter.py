@@ -27,7 +27,8 @@ def adapter_task(folder: str | Path) -> str | None:
 def check_mode(folder: str, mode: str, *, new_peft: bool, quantization: str | None, field: str = "model") -> None:
     """Refuse what an adapter's mode cannot do: a second adapter on a continued one, a merge into 4/8-bit weights."""
     if mode not in ("merge", "continue"):
-        raise ConfigError([Problem(f"{field}.adapter", f"got {mode!r}; allowed: merge, continue. Fix: use one.")])
+        name = field if field.endswith("adapter") else f"{field}.adapter"
+        raise ConfigError([Problem(name, f"got {mode!r}; allowed: merge, continue. Fix: use one.")])
     if mode == "continue" and new_peft:
         raise ConfigError(
             [
