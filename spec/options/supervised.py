@@ -8,17 +8,11 @@ from ..model import Option
 SFT_MAX_LENGTH = Option(
     name="max_length", annotation=int | None, default=1024, trl_name="max_length", group="Data", ge=1,
     description="Maximum tokens of a row (of a packed sequence, with packing); longer rows are truncated as "
-    "truncation_mode says. None disables truncation (and packing needs a length).",
-)  # fmt: skip
-TRUNCATION_MODE = Option(
-    name="truncation_mode", annotation=Literal["keep_start", "keep_end"], default="keep_start",
-    trl_name="truncation_mode", group="Data",
-    description="Which end of a too-long row survives truncation: keep_start keeps the beginning, keep_end the end "
-    "(the latest turns of a long conversation).",
+    "truncation_mode says (TRL's option, mirrored). None disables truncation (and packing needs a length).",
 )  # fmt: skip
 DATASET_TEXT_FIELD = Option(
     name="dataset_text_field", annotation=str, default="text", trl_name="dataset_text_field", group="Data",
-    min_length=1,
+    min_length=1, example="content",
     description="The column that holds a language-modelling row's text (rows with messages or with prompt and "
     "completion do not read it).",
 )  # fmt: skip
@@ -59,5 +53,5 @@ SFT_LOSS_TYPE = Option(
     "computes the loss in chunks already)",
 )  # fmt: skip
 
-SUPERVISED = (SFT_MAX_LENGTH, TRUNCATION_MODE, DATASET_TEXT_FIELD, PACKING, PACKING_STRATEGY, PADDING_FREE_SFT,
+SUPERVISED = (SFT_MAX_LENGTH, DATASET_TEXT_FIELD, PACKING, PACKING_STRATEGY, PADDING_FREE_SFT,
               COMPLETION_ONLY_LOSS, ASSISTANT_ONLY_LOSS, SFT_LOSS_TYPE)  # fmt: skip

@@ -53,6 +53,7 @@ NON_DEFAULT: dict[str, Any] = {
     "center_rewards_coefficient": 0.01, "report_to": ["tensorboard"], "bf16": False,  # True needs a bf16 GPU
     "vllm_max_model_length": 2048, "vllm_server_base_url": "http://localhost:8000",
     "vllm_server_host": "127.0.0.1", "vllm_structured_outputs_regex": r"\d+",
+    "completion_only_loss": False,  # SFT: None means by the data's layout
 }  # fmt: skip
 BOUND_OPS = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
 # (option, repr(value)) -> other settings a value needs, for values a spec rule rejects alone.
@@ -64,10 +65,13 @@ COMPANIONS: dict[tuple[str, str], dict[str, Any]] = {
     # vLLM server settings without use_vllm would be ignored by TRL (a rule), so they come with it
     ("vllm_mode", "'server'"): {"use_vllm": True},
     ("vllm_server_base_url", "'http://localhost:8000'"): {"use_vllm": True},
+    # SFT: padding-free batches are not truncated, so without packing they need max_length null (a rule)
+    ("padding_free", "True"): {"max_length": None},
 }
 SKIPPED = {"output_dir": "required, so every build already sets a non-default value"}
 # Values a rule refuses whatever comes with them (the rule's message): they never reach TRL, the refusal is checked.
-REFUSED = {("padding_free", "True"): r"padding_free=True: TRL 1\.13 to 1\.16 accept it for DPO and then switch it off"}
+REFUSED = {("trl.DPOConfig", "padding_free", "True"): r"padding_free=True: TRL 1\.13 to 1\.16 accept it for DPO and "
+           r"then switch it off"}  # fmt: skip
 # TRL fields whose default None is a placeholder __post_init__ replaces, not a value a user writes: what it becomes.
 PLACEHOLDER_DEFAULT = {"bf16": True, "activation_checkpointing": True}
 
@@ -333,8 +337,8 @@ def test_builder_forwards_non_default_values(algo, tmp_path, monkeypatch):
         for value in non_default_values(opt):
             assert not same(value, opt.default), f"{opt.name}: {value!r} is the default"
             kwargs = {"algo": algo.name, "output_dir": str(tmp_path), opt.name: value}
-            if (opt.name, repr(value)) in REFUSED:
-                with pytest.raises(ConfigError, match=REFUSED[opt.name, repr(value)]):
+            if (algo.trl_config, opt.name, repr(value)) in REFUSED:
+                with pytest.raises(ConfigError, match=REFUSED[algo.trl_config, opt.name, repr(value)]):
                     TextRLConfig(**kwargs)
                 continue
             try:
