@@ -35,7 +35,7 @@ REWARD_PAIRS = DataFormat(
 SUPERVISED = DataFormat(
     name="supervised",
     columns=("text", "messages", "prompt", "completion"),
-    layouts=(("messages",), ("prompt", "completion"), ("text",)),
+    layouts=(("prompt", "completion"), ("messages",), ("text",)),  # the order TRL reads a row in
     string_column="text",
     description="Demonstrations in one of TRL's layouts: a text column (language modelling: every token is trained "
     "on; dataset_text_field names another column), a messages column of chat messages, or prompt and completion "

@@ -62,8 +62,8 @@ def test_each_required_column_is_needed(fmt: spec.DataFormat) -> None:
 def test_a_supervised_dataset_has_one_of_its_layouts(layout: tuple[str, ...]) -> None:
     values = {"text": "2 + 2 = 4", "messages": _chat("user", "assistant"), "prompt": "2 + 2 =", "completion": " 4"}
     assert check_dataset(Rows([{c: values[c] for c in layout}]), SUPERVISED) is not None
-    with pytest.raises(DataError, match=r"the supervised format needs one of these column sets: messages; prompt and "
-                       r"completion; text; the dataset has other\. .*Fix: rename or add the columns"):  # fmt: skip
+    with pytest.raises(DataError, match=r"the supervised format needs one of these column sets: prompt and completion; "
+                       r"messages; text; the dataset has other\. .*Fix: rename or add the columns"):  # fmt: skip
         check_dataset(Rows([{"other": "x"}]), SUPERVISED)
 
 

@@ -138,3 +138,11 @@ def test_a_transformers_before_5_20_gets_its_own_name_for_activation_checkpointi
     newer = older | {"activation_checkpointing", "activation_checkpointing_kwargs"}
     assert for_transformers(sent, newer) == sent
     assert for_transformers({"activation_checkpointing": True}, {"beta"}) == {"activation_checkpointing": True}
+
+
+def test_snapshots_record_exactly_the_config_classes_of_the_algorithms() -> None:
+    """TRL_CONFIGS is kept as data (a class is snapshotted before an algorithm uses it); it must not drift from the
+    algorithms, nor each snapshot from it."""
+    assert set(releases.TRL_CONFIGS) == {a.trl_config for a in ALGORITHMS}
+    for release in releases.RELEASES:
+        assert set(releases.snapshot(release)["classes"]) == set(releases.TRL_CONFIGS), release

@@ -95,16 +95,15 @@ def _check_reward(run: Assembled, rows: Any) -> str:
     return f"reward called on {len(prompts)} dataset rows with placeholder completions: " + "; ".join(shown)
 
 
-def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
-    """Conversational rows against the model folder's chat template (the trainers check the loaded tokenizer)."""
+def _check_chat_rows(run: Assembled, datasets: dict[str, Any], own: str | None) -> str:
+    """Conversational rows against the model folder's chat template, or `own` (model.chat_template's text) that
+    replaces it (the trainers check the loaded tokenizer)."""
     from ..data.chat_rows import check_chat_template, conversational_columns
     from ..data.chat_template import chat_renderer, compile_template
     from ..models import builtin_path
     from ..models.source import resolve_local
-    from ..models.template import template_text
 
     model = require_section(run, "model")
-    own = template_text(model.chat_template, run.base_dir)  # model.chat_template replaces the folder's
     if own is not None:
         compile_template(own, "model.chat_template")
     columns = sorted({c for data in datasets.values() if data is not None for c in conversational_columns(data)})
@@ -114,27 +113,26 @@ def _check_chat_rows(run: Assembled, datasets: dict[str, Any]) -> str:
     folder = builtin_path(name) if name.startswith("textrl:") else Path(resolve_local(name, run.base_dir))
     if folder is None or not folder.is_dir() or model.gguf_file:
         return f"chat template: {name} is not a local model folder yet; checked when the tokenizer loads"
-    check_chat_template(datasets, chat_renderer(folder, own) is not None, str(folder))  # as the tokenizer names it
+    renderer = chat_renderer(folder, own)
+    check_chat_template(datasets, renderer is not None, str(folder))  # as the loaded tokenizer names it
     sft = supervised(run.config)
     if sft is not None and sft.assistant_only_loss and sft.chat_template_path is None:
         from ..data.supervised import check_assistant_template
 
-        renderer = chat_renderer(folder, own)
         default = renderer.templates.get("default") if renderer is not None else None
         check_assistant_template(default[0] if default else None, str(folder))
     return f"chat template: {name} has one, for the chat rows ({', '.join(columns)})"
 
 
-def _check_lengths(run: Assembled, datasets: dict[str, Any]) -> str:
-    """Token lengths against the model's context and max_length, counted with the model folder's tokenizer."""
+def _check_lengths(run: Assembled, datasets: dict[str, Any], own: str | None) -> str:
+    """Token lengths against the model's context and max_length, counted with the model folder's tokenizer (chat
+    rows through `own`, model.chat_template's text, where it is set)."""
     from ..checkpoints.overwrite import inputs, model_inputs
     from ..data.lengths import folder_counter, limits_for
     from ..data.notes import row_notes
-    from ..models.template import template_text
 
     name = require_section(run, "model").name
     found = inputs(model_inputs("model", name, run.base_dir))
-    own = template_text(require_section(run, "model").chat_template, run.base_dir)
     counter = folder_counter(found[0].path, own) if found and found[0].path.is_dir() else None
     if counter is None:
         return f"lengths: not checked here ({name} is not a local folder with tokenizer.json); checked at start"
@@ -228,8 +226,11 @@ def dry_run(
         print(f"eval_dataset: {len(evaluation)} rows{held}: ok")
     if options(cfg).env:
         print("env: " + ", ".join(f"{k}={v}" for k, v in options(cfg).env.items()))
-    print(_check_chat_rows(run, {"the training set": rows, "the evaluation set": evaluation}))
-    print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}))
+    from ..models.template import template_text
+
+    own = template_text(model.chat_template, run.base_dir)  # model.chat_template: read once, replaces the folder's
+    print(_check_chat_rows(run, {"the training set": rows, "the evaluation set": evaluation}, own))
+    print(_check_lengths(run, {"dataset": rows, "eval_dataset": evaluation}, own))
     if algo.family is Family.ONLINE:
         print(_check_reward(run, rows))
     if algo.family.reference is Reference.LOADED:

@@ -10,11 +10,13 @@ in the dry run), and the share of tokens the loss trains on is measured on a sam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import DataError
-from .checks import column_values, text_kind
+from ..spec.formats import SUPERVISED
+from .checks import column_values, layout_of, text_kind
 from .lengths import Counter, Limits, size_bound
 
 SAMPLE = 256
@@ -24,11 +26,10 @@ TINY_SHARE = 0.02
 
 
 def _layout(columns: Sequence[str], text_field: str) -> str:
-    if "prompt" in columns and "completion" in columns:
-        return "prompt-completion"
-    if "messages" in columns:
-        return "messages"
-    return text_field
+    """The layout rows are read in (the format's own order, `checks.layout_of`): 'prompt-completion', 'messages' or
+    the text column's name. The rows were checked against the format first, so one layout matches."""
+    found = layout_of(SUPERVISED, columns, text_field) or (text_field,)
+    return "prompt-completion" if len(found) == 2 else found[0]
 
 
 def check_supervised(
@@ -63,8 +64,9 @@ def check_supervised(
 
 
 def has_generation_markers(template: str | None) -> bool:
-    """Whether a chat template marks the assistant's tokens with {% generation %} (transformers' assistant mask)."""
-    return template is not None and "generation" in template and "endgeneration" in template
+    """Whether a chat template marks the assistant's tokens with {% generation %} (transformers' assistant mask), as
+    TRL's `chat_template_utils.has_generation_markers` decides it (trim variants `{%- generation -%}` included)."""
+    return template is not None and re.search(r"\{%-?\s*generation\s*-?%\}", template) is not None
 
 
 def trl_can_patch(template: str | None) -> bool:

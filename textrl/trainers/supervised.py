@@ -13,15 +13,9 @@ class SupervisedTrainer(TextRLTrainer):
     """Trains a causal LM on text, chat messages, or prompt and completion rows; its output (full weights, or a LoRA
     adapter) is a `model:` for the next run (GRPO, DPO, ...)."""
 
-    def __init__(self, *, model: Any, **kwargs: Any) -> None:
-        self._model = model
-        super().__init__(model=model, **kwargs)
-
     def _check_data(self, dataset: Any, name: str) -> Any:
         sft = supervised(self.config)
         assert sft is not None  # the trainer trains the supervised family only (TextRLTrainer._config)
-        if name == "train_dataset":  # once: what the config asks of the loaded model and tokenizer
-            self._check_model(sft)
         checked = super()._check_data(dataset, name)
         if sft.assistant_only_loss and self.tokenizer is not None and sft.chat_template_path is None:
             from ..data.supervised import check_assistant_template, check_supervised
@@ -34,17 +28,20 @@ class SupervisedTrainer(TextRLTrainer):
             check_assistant_template(template, str(getattr(self.tokenizer, "name_or_path", "") or "the tokenizer"))
         return checked
 
-    def _check_model(self, sft: Any) -> None:
-        """The rule `padding_free_needs_flash_attention` against the model as loaded: it checks a model: section,
-        and a model passed in Python has none."""
+    def _build(self, model: Any, callbacks: list[Any] | None) -> Any:
+        """TRL's trainer, once the model has passed `padding_free_needs_flash_attention` as loaded: the config rule
+        checks a model: section, and a model passed in Python has none (TRL would train it without a word)."""
         from types import SimpleNamespace
 
         from ..spec.rules import padding_free_needs_flash_attention as rule
 
-        kernel = getattr(getattr(self._model, "config", None), "_attn_implementation", None)
+        sft = supervised(self.config)
+        assert sft is not None
+        kernel = getattr(getattr(model, "config", None), "_attn_implementation", None)
         values = {"padding_free": sft.padding_free, "packing": sft.packing, "packing_strategy": sft.packing_strategy,
                   "model": SimpleNamespace(attn_implementation=kernel)}  # fmt: skip
         message = rule.violation(values) if kernel is not None else None
         if message:
             field = "packing" if sft.packing else "padding_free"
             raise ConfigError([Problem(field, message)], algo=self.config.algo)
+        return super()._build(model, callbacks)
